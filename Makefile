@@ -1,0 +1,42 @@
+# Flowstate build. `make run` builds everything and runs the bundled word count job;
+# `make test` runs the whole test suite (what CI runs).
+GO      ?= go
+BIN     := $(CURDIR)/bin
+PLUGINS := hashmap leveldb jmstorage fsstorage
+export FLOWSTATE_BIN := $(BIN)
+
+.PHONY: all build runner plugins run test vet fmt-check proto clean
+
+all: build
+
+build: runner plugins
+
+runner:
+	$(GO) build -o $(BIN)/runner ./cmd/runner
+
+plugins:
+	@mkdir -p $(BIN)/plugins
+	@for p in $(PLUGINS); do \
+		echo "$(GO) build -o $(BIN)/plugins/flowstate-plugin-$$p ./plugins/$$p"; \
+		$(GO) build -o $(BIN)/plugins/flowstate-plugin-$$p ./plugins/$$p || exit 1; \
+	done
+
+run: build
+	$(BIN)/runner run --config examples/wordcount/config.yaml
+
+vet:
+	$(GO) vet ./...
+
+fmt-check:
+	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+
+test: build fmt-check vet
+	$(GO) test -count=1 -timeout 15m ./...
+
+# Regenerate the protocol's Go code from sdk/internal/proto/*.proto.
+proto:
+	./scripts/genproto.sh
+
+clean:
+	rm -rf $(BIN)

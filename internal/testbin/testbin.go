@@ -1,0 +1,70 @@
+// Package testbin gives tests the runner and plugin binaries: the ones `make build` put in
+// $FLOWSTATE_BIN when that is set, otherwise binaries built once per test process.
+package testbin
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+)
+
+// Plugins are the built-in plugins, by name.
+var Plugins = []string{"hashmap", "leveldb", "jmstorage", "fsstorage"}
+
+var (
+	once   sync.Once
+	binDir string
+	errB   error
+)
+
+// Dir returns the directory holding runner and plugins/, building them if needed.
+func Dir(t testing.TB) string {
+	t.Helper()
+	once.Do(func() {
+		if d := os.Getenv("FLOWSTATE_BIN"); d != "" {
+			binDir = d
+			return
+		}
+		binDir, errB = build()
+	})
+	if errB != nil {
+		t.Fatalf("building binaries: %v", errB)
+	}
+	return binDir
+}
+
+// Runner returns the path of the runner binary.
+func Runner(t testing.TB) string { return filepath.Join(Dir(t), "runner") }
+
+// PluginDir returns the directory of the built-in plugins.
+func PluginDir(t testing.TB) string { return filepath.Join(Dir(t), "plugins") }
+
+// Plugin returns the path of the named built-in plugin binary.
+func Plugin(t testing.TB, name string) string {
+	return filepath.Join(PluginDir(t), "flowstate-plugin-"+name)
+}
+
+func build() (string, error) {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	dir, err := os.MkdirTemp("", "flowstate-bin-")
+	if err != nil {
+		return "", err
+	}
+	targets := map[string]string{filepath.Join(dir, "runner"): "./cmd/runner"}
+	for _, p := range Plugins {
+		targets[filepath.Join(dir, "plugins", "flowstate-plugin-"+p)] = "./plugins/" + p
+	}
+	for out, pkg := range targets {
+		cmd := exec.Command("go", "build", "-o", out, pkg)
+		cmd.Dir = root
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
+		}
+	}
+	return dir, nil
+}
