@@ -139,8 +139,10 @@ type CompletedCheckpointStorageLocation struct {
 	ExternalPointer string
 	// Metadata is the handle of the metadata written through MetadataOutputStream.
 	Metadata StreamStateHandle
-	// CheckpointID is the id the location was initialized with.
+	// CheckpointID is the id the location was initialized with, as far as the storage can
+	// tell (fsstorage reads it from chk-N; 0 when unknown). The metadata is authoritative.
 	CheckpointID int64
-	// Time is when the metadata was finalized.
+	// Time is when the metadata was finalized, as far as the storage can tell (zero when
+	// unknown). The metadata is authoritative.
 	Time time.Time
 }
