@@ -1,0 +1,71 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
+)
+
+// session is what a command that uses plugins needs: the resolved configuration and a
+// plugin host. Close it to stop every plugin process.
+type session struct {
+	cfg  *config.Config
+	host *pluginhost.Host
+	log  hclog.Logger
+}
+
+func (s *session) Close() { s.host.Close() }
+
+// newLogger returns the runner's logger at the --log-level.
+func newLogger(g *globalFlags) hclog.Logger {
+	return hclog.New(&hclog.LoggerOptions{
+		Name: "runner", Level: hclog.LevelFromString(g.logLevel), Output: os.Stderr,
+	})
+}
+
+// openSession loads and resolves a configuration file. Deprecations and warnings go to
+// the log.
+func openSession(ctx context.Context, g *globalFlags, file string) (*session, error) {
+	if file == "" {
+		return nil, fmt.Errorf("--config: a configuration file is required")
+	}
+	log := newLogger(g)
+	cfg, err := config.Load(file)
+	if err != nil {
+		return nil, err
+	}
+	dir := g.pluginDir
+	if dir == "" && cfg.Plugins.Dir == "" {
+		if dir, err = defaultPluginDir(); err != nil {
+			return nil, err
+		}
+	}
+	if err := cfg.Apply(config.Overrides{PluginDir: dir}); err != nil {
+		return nil, err
+	}
+	host := pluginhost.New(pluginhost.Options{Dir: cfg.Plugins.Dir, Checksums: cfg.Plugins.Checksums, Logger: log})
+	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
+		host.Close()
+		return nil, err
+	}
+	for _, d := range cfg.Deprecations {
+		log.Warn("deprecated configuration: " + d)
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	return &session{cfg: cfg, host: host, log: log}, nil
+}
+
+// signalContext is cancelled by SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}

@@ -1,0 +1,140 @@
+package e2e
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flowstate/flowstate/internal/testbin"
+)
+
+// proc is a process found in /proc.
+type proc struct {
+	pid, ppid int
+	exe       string
+}
+
+// processes lists the live processes whose executable name starts with prefix.
+func processes(prefix string) []proc {
+	var out []proc
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) < 2 || f[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[1])
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || !strings.HasPrefix(filepath.Base(exe), prefix) {
+			continue
+		}
+		out = append(out, proc{pid: pid, ppid: ppid, exe: exe})
+	}
+	return out
+}
+
+// pluginOf returns the pid of the named plugin started by runner pid, or 0.
+func pluginOf(runner int, name string) int {
+	for _, p := range processes("flowstate-plugin-" + name) {
+		if p.ppid == runner {
+			return p.pid
+		}
+	}
+	return 0
+}
+
+// waitGone waits until none of pids is alive.
+func waitGone(t *testing.T, pids []int, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		alive := []int{}
+		for _, pid := range pids {
+			if pid > 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) {
+				alive = append(alive, pid)
+			}
+		}
+		if len(alive) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v still alive %s after the runner died: orphaned plugins", alive, within)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func zombie(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && strings.HasPrefix(strings.TrimSpace(string(stat[i+1:])), "Z")
+}
+
+// runner is a runner process under test.
+type runner struct {
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+	done chan struct{}
+	err  error
+}
+
+func startRunner(t *testing.T, args ...string) *runner {
+	t.Helper()
+	r := &runner{done: make(chan struct{})}
+	r.cmd = exec.Command(testbin.Runner(t), args...)
+	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+	if err := r.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { r.err = r.cmd.Wait(); close(r.done) }()
+	t.Cleanup(func() {
+		r.cmd.Process.Kill()
+		<-r.done
+	})
+	return r
+}
+
+func (r *runner) wait(t *testing.T, within time.Duration) error {
+	t.Helper()
+	select {
+	case <-r.done:
+		return r.err
+	case <-time.After(within):
+		r.cmd.Process.Kill()
+		<-r.done
+		t.Fatalf("runner did not finish within %s; output:\n%s", within, r.out.String())
+		return nil
+	}
+}
+
+func (r *runner) exited() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,151 @@
+// Package wordcheck checks a word count job's committed output against its input: for
+// every word, the running counts 1..N appear exactly once, N being the word's count in
+// the input. Tests use it to prove exactly-once results after failures.
+package wordcheck
+
+import (
+	"bufio"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/flowstate/flowstate/runtime/connectors"
+	"github.com/flowstate/flowstate/runtime/jobs"
+)
+
+// Expected counts the words of every file under input (a file or a directory).
+func Expected(input string) (map[string]int64, error) {
+	files := []string{input}
+	if fi, err := os.Stat(input); err != nil {
+		return nil, err
+	} else if fi.IsDir() {
+		entries, err := os.ReadDir(input)
+		if err != nil {
+			return nil, err
+		}
+		files = files[:0]
+		for _, e := range entries {
+			if e.Type().IsRegular() && e.Name()[0] != '.' && e.Name()[0] != '_' {
+				files = append(files, filepath.Join(input, e.Name()))
+			}
+		}
+	}
+	counts := map[string]int64{}
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return nil, err
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(make([]byte, 1<<20), 1<<30)
+		for sc.Scan() {
+			jobs.SplitWords(sc.Text(), func(w string) { counts[w]++ })
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return counts, nil
+}
+
+// Check compares the committed output in dir with the expected counts and returns a
+// description of the first differences, or nil.
+func Check(expected map[string]int64, dir string) error {
+	files, err := connectors.CommittedFiles(dir)
+	if err != nil {
+		return err
+	}
+	seen := map[string][]int64{}
+	lines := 0
+	for _, f := range files {
+		fh, err := os.Open(f)
+		if err != nil {
+			return err
+		}
+		sc := bufio.NewScanner(fh)
+		for sc.Scan() {
+			lines++
+			word, n, ok := strings.Cut(sc.Text(), "\t")
+			c, err := strconv.ParseInt(n, 10, 64)
+			if !ok || err != nil {
+				fh.Close()
+				return fmt.Errorf("%s: malformed line %q", f, sc.Text())
+			}
+			seen[word] = append(seen[word], c)
+		}
+		fh.Close()
+	}
+	var problems []string
+	for w, want := range expected {
+		got := seen[w]
+		sort.Slice(got, func(i, j int) bool { return got[i] < got[j] })
+		ok := int64(len(got)) == want
+		for i := 0; ok && i < len(got); i++ {
+			ok = got[i] == int64(i+1)
+		}
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%q: want counts 1..%d, got %s", w, want, brief(got)))
+		}
+	}
+	for w := range seen {
+		if _, ok := expected[w]; !ok {
+			problems = append(problems, fmt.Sprintf("%q: not in the input", w))
+		}
+	}
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		if len(problems) > 5 {
+			problems = append(problems[:5], fmt.Sprintf("... and %d more", len(problems)-5))
+		}
+		return fmt.Errorf("output (%d lines in %d files) differs from the input's counts:\n  %s", lines, len(files), strings.Join(problems, "\n  "))
+	}
+	return nil
+}
+
+func brief(xs []int64) string {
+	if len(xs) > 8 {
+		return fmt.Sprintf("%d values %v...", len(xs), xs[:8])
+	}
+	return fmt.Sprint(xs)
+}
+
+// WriteText writes about size bytes of deterministic text over a vocabulary of vocab
+// words into path.
+func WriteText(path string, size, vocab int, seed int64) error {
+	rng := rand.New(rand.NewSource(seed))
+	words := make([]string, vocab)
+	for i := range words {
+		words[i] = fmt.Sprintf("w%dx%s", i, strings.Repeat("a", i%7))
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	bw := bufio.NewWriterSize(f, 1<<20)
+	n := 0
+	for n < size {
+		k := 1 + rng.Intn(12)
+		for i := 0; i < k; i++ {
+			// Zipf-like: a few words are very common, many are rare.
+			w := words[int(float64(vocab)*rng.Float64()*rng.Float64())]
+			if i > 0 {
+				bw.WriteByte(' ')
+				n++
+			}
+			bw.WriteString(w)
+			n += len(w)
+		}
+		bw.WriteString(".\n")
+		n += 2
+	}
+	if err := bw.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}

@@ -1,0 +1,119 @@
+// Package checkpoint holds the runner's side of checkpoints: the metadata format, the
+// checksumming stream wrappers between state backends and checkpoint storages, and the
+// coordinator that triggers, completes, retains and discards checkpoints.
+package checkpoint
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"time"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// MetadataVersion is the version of the metadata format this runner writes.
+const MetadataVersion = 1
+
+var metadataMagic = []byte("FLOWSTATE-METADATA\n")
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// Metadata describes one completed checkpoint or savepoint: what the runner needs to
+// restore every task. It is stored through the checkpoint storage's metadata stream.
+type Metadata struct {
+	Version        int             `json:"version"`
+	JobID          string          `json:"job_id"`
+	CheckpointID   int64           `json:"checkpoint_id"`
+	Savepoint      bool            `json:"savepoint,omitempty"`
+	Time           time.Time       `json:"time"`
+	Backend        string          `json:"backend"`
+	MaxParallelism int             `json:"max_parallelism"`
+	Operators      []OperatorState `json:"operators"`
+}
+
+// OperatorState is the state of every subtask of one operator.
+type OperatorState struct {
+	ID          string         `json:"id"`
+	Parallelism int            `json:"parallelism"`
+	Subtasks    []SubtaskState `json:"subtasks"`
+}
+
+// SubtaskState is the state of one subtask: small operator state (source offsets, sink
+// transactions) kept inline, and the handles of its keyed state.
+type SubtaskState struct {
+	Index    int                    `json:"index"`
+	Operator []byte                 `json:"operator,omitempty"`
+	Keyed    []sdk.KeyedStateHandle `json:"keyed,omitempty"`
+}
+
+// StateSize returns the bytes of state the checkpoint references: keyed state streams and
+// inline operator state.
+func (m *Metadata) StateSize() int64 {
+	var n int64
+	for _, op := range m.Operators {
+		for _, st := range op.Subtasks {
+			n += int64(len(st.Operator))
+			for _, h := range st.Keyed {
+				for _, f := range h.Files {
+					n += f.Handle.Size
+				}
+			}
+		}
+	}
+	return n
+}
+
+// Operator returns the state of operator id, or nil.
+func (m *Metadata) Operator(id string) *OperatorState {
+	for i := range m.Operators {
+		if m.Operators[i].ID == id {
+			return &m.Operators[i]
+		}
+	}
+	return nil
+}
+
+// Encode serializes m: a magic line, the JSON body, and a trailer with the body's length
+// and CRC-32C, so truncation and bit flips are detected.
+func (m *Metadata) Encode() ([]byte, error) {
+	body, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode checkpoint metadata: %w", err)
+	}
+	out := make([]byte, 0, len(metadataMagic)+len(body)+12)
+	out = append(out, metadataMagic...)
+	out = append(out, body...)
+	out = binary.BigEndian.AppendUint64(out, uint64(len(body)))
+	out = binary.BigEndian.AppendUint32(out, crc32.Checksum(body, castagnoli))
+	return out, nil
+}
+
+// DecodeMetadata parses what Encode wrote. Damaged input gives an error wrapping
+// sdk.ErrCorrupt.
+func DecodeMetadata(b []byte) (*Metadata, error) {
+	if !bytes.HasPrefix(b, metadataMagic) {
+		return nil, fmt.Errorf("checkpoint metadata: not Flowstate metadata (bad header): %w", sdk.ErrCorrupt)
+	}
+	b = b[len(metadataMagic):]
+	if len(b) < 12 {
+		return nil, fmt.Errorf("checkpoint metadata: truncated (%d bytes after header): %w", len(b), sdk.ErrCorrupt)
+	}
+	body, trailer := b[:len(b)-12], b[len(b)-12:]
+	if n := binary.BigEndian.Uint64(trailer); n != uint64(len(body)) {
+		return nil, fmt.Errorf("checkpoint metadata: body is %d bytes, trailer says %d: %w", len(body), n, sdk.ErrCorrupt)
+	}
+	if sum := binary.BigEndian.Uint32(trailer[8:]); sum != crc32.Checksum(body, castagnoli) {
+		return nil, fmt.Errorf("checkpoint metadata: checksum mismatch: %w", sdk.ErrCorrupt)
+	}
+	var m Metadata
+	if err := json.Unmarshal(body, &m); err != nil {
+		return nil, fmt.Errorf("checkpoint metadata: %v: %w", err, sdk.ErrCorrupt)
+	}
+	if m.Version != MetadataVersion {
+		return nil, fmt.Errorf("checkpoint metadata: version %d, this runner reads %d: %w", m.Version, MetadataVersion, sdk.ErrUnsupported)
+	}
+	return &m, nil
+}

@@ -1,0 +1,121 @@
+package checkpoint
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash"
+	"hash/crc32"
+	"io"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Checksummed wraps a stream factory so that every handle it returns carries the size and
+// CRC-32C of the bytes that went through it. The runner puts it between state backends and
+// the checkpoint storage.
+func Checksummed(f sdk.CheckpointStreamFactory) sdk.CheckpointStreamFactory {
+	return checksumFactory{f}
+}
+
+type checksumFactory struct{ inner sdk.CheckpointStreamFactory }
+
+func (f checksumFactory) CreateCheckpointStateOutputStream(ctx context.Context, scope sdk.Scope) (sdk.CheckpointStateOutputStream, error) {
+	s, err := f.inner.CreateCheckpointStateOutputStream(ctx, scope)
+	if err != nil {
+		return nil, err
+	}
+	return &checksumStream{inner: s, crc: crc32.New(castagnoli)}, nil
+}
+
+type checksumStream struct {
+	inner sdk.CheckpointStateOutputStream
+	crc   hash.Hash32
+	n     int64
+}
+
+func (s *checksumStream) Write(p []byte) (int, error) {
+	n, err := s.inner.Write(p)
+	s.crc.Write(p[:n])
+	s.n += int64(n)
+	return n, err
+}
+
+func (s *checksumStream) CloseAndGetHandle(ctx context.Context) (sdk.StreamStateHandle, error) {
+	h, err := s.inner.CloseAndGetHandle(ctx)
+	if err != nil {
+		return h, err
+	}
+	if h.Size != s.n {
+		return h, fmt.Errorf("checkpoint storage returned a handle of %d bytes for a stream of %d bytes: %w", h.Size, s.n, sdk.ErrCorrupt)
+	}
+	h.Checksum = s.crc.Sum32()
+	return h, nil
+}
+
+func (s *checksumStream) Close() error { return s.inner.Close() }
+
+// Reader reads state handles back from a checkpoint storage, checking size and checksum.
+// It implements sdk.StateReader.
+type Reader struct {
+	Access sdk.CheckpointStorageAccess
+}
+
+// Open implements sdk.StateReader.
+func (r Reader) Open(ctx context.Context, h sdk.StreamStateHandle) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	if h.Ref == "" {
+		rc = io.NopCloser(bytes.NewReader(h.Inline))
+	} else {
+		var err error
+		rc, err = r.Access.OpenState(ctx, h)
+		if err != nil {
+			return nil, fmt.Errorf("open state %s: %w", h.Ref, err)
+		}
+	}
+	return &verifyingReader{rc: rc, h: h, crc: crc32.New(castagnoli)}, nil
+}
+
+// ReadAll reads a whole handle, verified.
+func (r Reader) ReadAll(ctx context.Context, h sdk.StreamStateHandle) ([]byte, error) {
+	rc, err := r.Open(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	return io.ReadAll(rc)
+}
+
+type verifyingReader struct {
+	rc  io.ReadCloser
+	h   sdk.StreamStateHandle
+	crc hash.Hash32
+	n   int64
+}
+
+func (v *verifyingReader) Read(p []byte) (int, error) {
+	n, err := v.rc.Read(p)
+	v.crc.Write(p[:n])
+	v.n += int64(n)
+	if v.n > v.h.Size {
+		return n, fmt.Errorf("state %s: more than the %d bytes its handle records: %w", v.name(), v.h.Size, sdk.ErrCorrupt)
+	}
+	if err == io.EOF {
+		if v.n != v.h.Size {
+			return n, fmt.Errorf("state %s: %d bytes, its handle records %d (truncated?): %w", v.name(), v.n, v.h.Size, sdk.ErrCorrupt)
+		}
+		if v.h.Checksum != 0 && v.crc.Sum32() != v.h.Checksum {
+			return n, fmt.Errorf("state %s: checksum %08x, its handle records %08x: %w", v.name(), v.crc.Sum32(), v.h.Checksum, sdk.ErrCorrupt)
+		}
+	}
+	return n, err
+}
+
+func (v *verifyingReader) name() string {
+	if v.h.Ref == "" {
+		return "(inline)"
+	}
+	return v.h.Ref
+}
+
+func (v *verifyingReader) Close() error { return v.rc.Close() }

@@ -1,0 +1,265 @@
+package dataflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/state"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// attempt is one execution of a job, from a fresh start or a restored checkpoint, until
+// it finishes or fails.
+type attempt struct {
+	job        *Job
+	env        *Env
+	log        hclog.Logger
+	acks       chan ack
+	sourceDone chan int
+	finish     chan struct{}
+	completed  atomic.Int64
+	async      sync.WaitGroup
+	sources    []*sourceTask
+	stages     [][]*stageTask
+}
+
+func (a *attempt) sendAck(ctx context.Context, x ack) {
+	select {
+	case a.acks <- x:
+	case <-ctx.Done():
+	}
+}
+
+// Run executes the job until it ends (bounded input: after its final checkpoint is
+// complete and committed) or fails. It returns the first failure of any subtask or of the
+// checkpoint coordinator; the caller decides whether to restore and run again.
+func Run(ctx context.Context, job *Job, env Env) error {
+	if err := job.Validate(); err != nil {
+		return fmt.Errorf("job %q: %w", job.Name, err)
+	}
+	if env.Logger == nil {
+		env.Logger = hclog.NewNullLogger()
+	}
+	if env.Timeout <= 0 {
+		env.Timeout = 10 * time.Minute
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a := &attempt{
+		job:        job,
+		env:        &env,
+		log:        env.Logger,
+		acks:       make(chan ack, 4*job.Parallelism*len(job.stages)),
+		sourceDone: make(chan int, job.Parallelism),
+		finish:     make(chan struct{}),
+	}
+	if env.Restore != nil {
+		a.completed.Store(env.Restore.CheckpointID)
+		env.Checkpoints.ObserveID(env.Restore.CheckpointID)
+	}
+	closers, err := a.build(ctx)
+	defer func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			if cerr := closers[i](); cerr != nil {
+				a.log.Warn("closing", "error", cerr)
+			}
+		}
+	}()
+	if err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, job.Parallelism*len(job.stages))
+	start := func(name string, f func(context.Context) error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				errs <- err
+				cancel()
+			}
+		}()
+	}
+	for _, t := range a.sources {
+		start("source", t.run)
+	}
+	for _, ts := range a.stages {
+		for _, t := range ts {
+			start(t.st.id, t.run)
+		}
+	}
+	tasksDone := make(chan struct{})
+	go func() { wg.Wait(); close(tasksDone) }()
+	cerr := a.coordinate(ctx, tasksDone)
+	cancel()
+	<-tasksDone
+	a.async.Wait()
+	if env.Stats != nil {
+		for _, ts := range a.stages {
+			for _, t := range ts {
+				st := t.store.Stats()
+				env.Stats.Records += st.Records
+				env.Stats.GetCalls += st.GetCalls
+				env.Stats.WriteCalls += st.WriteCalls
+				env.Stats.KeysRead += st.KeysRead
+				env.Stats.KeysWritten += st.KeysWritten
+			}
+		}
+	}
+	select {
+	case err := <-errs:
+		return err
+	default:
+	}
+	return cerr
+}
+
+// build creates every subtask, restoring state when env.Restore is set. It returns the
+// functions that release what it opened.
+func (a *attempt) build(ctx context.Context) (closers []func() error, err error) {
+	job, env, p := a.job, a.env, a.job.Parallelism
+	restored := func(op string) (*checkpoint.OperatorState, error) {
+		if env.Restore == nil {
+			return nil, nil
+		}
+		os := env.Restore.Operator(op)
+		if os != nil && os.Parallelism != p {
+			return nil, fmt.Errorf("operator %q was checkpointed with parallelism %d, the job now has %d: its non-keyed state cannot be redistributed", op, os.Parallelism, p)
+		}
+		return os, nil
+	}
+	subtaskState := func(os *checkpoint.OperatorState, i int) []byte {
+		if os == nil {
+			return nil
+		}
+		for _, st := range os.Subtasks {
+			if st.Index == i {
+				return st.Operator
+			}
+		}
+		return nil
+	}
+	// Channels: inputs[k][j][i] carries stage k-1 subtask i to stage k subtask j.
+	inputs := make([][][]chan message, len(job.stages))
+	for k := 1; k < len(job.stages); k++ {
+		inputs[k] = make([][]chan message, p)
+		for j := range inputs[k] {
+			inputs[k][j] = make([]chan message, p)
+			for i := range inputs[k][j] {
+				inputs[k][j][i] = make(chan message, 4)
+			}
+		}
+	}
+	last := len(job.stages) - 1
+	sinkOS, err := restored(SinkID)
+	if err != nil {
+		return closers, err
+	}
+	outputFor := func(k, i int) (*output, SinkWriter, error) {
+		if k == last {
+			w, err := job.sink.Open(ctx, i, p, subtaskState(sinkOS, i))
+			if err != nil {
+				return nil, nil, fmt.Errorf("open sink subtask %d: %w", i, err)
+			}
+			closers = append(closers, w.Close)
+			return newOutput(nil, nil, job.MaxParallelism, job.BatchSize, w), w, nil
+		}
+		chans := make([]chan message, p)
+		for j := range chans {
+			chans[j] = inputs[k+1][j][i]
+		}
+		return newOutput(chans, job.stages[k+1].keyOf, job.MaxParallelism, job.BatchSize, nil), nil, nil
+	}
+	srcOS, err := restored(job.sourceID)
+	if err != nil {
+		return closers, err
+	}
+	for i := 0; i < p; i++ {
+		r, err := job.source.Open(ctx, i, p, subtaskState(srcOS, i))
+		if err != nil {
+			return closers, fmt.Errorf("open source %s subtask %d: %w", job.sourceID, i, err)
+		}
+		closers = append(closers, r.Close)
+		out, _, err := outputFor(0, i)
+		if err != nil {
+			return closers, err
+		}
+		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, 1), rate: job.Rate / float64(p)})
+	}
+	for k := 1; k < len(job.stages); k++ {
+		st := job.stages[k]
+		var tasks []*stageTask
+		for i := 0; i < p; i++ {
+			t := &stageTask{a: a, idx: i, st: st, inputs: inputs[k][i], notify: make(chan struct{}, 1), done: a.completed.Load()}
+			if len(st.states) > 0 {
+				if env.Backend == nil {
+					return closers, fmt.Errorf("operator %q keeps state but no state backend is configured", st.id)
+				}
+				kb, err := a.openKeyed(ctx, st, i)
+				if err != nil {
+					return closers, err
+				}
+				closers = append(closers, kb.Close)
+				t.kb = kb
+			}
+			t.store, err = state.NewStore(t.kb, job.MaxParallelism, st.states)
+			if err != nil {
+				return closers, fmt.Errorf("operator %q: %w", st.id, err)
+			}
+			if t.out, t.sink, err = outputFor(k, i); err != nil {
+				return closers, err
+			}
+			tasks = append(tasks, t)
+		}
+		a.stages = append(a.stages, tasks)
+	}
+	if last == 0 {
+		return closers, errors.New("a job needs at least one KeyBy before its sink")
+	}
+	return closers, nil
+}
+
+// openKeyed creates subtask i's keyed backend and restores its key groups.
+func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (sdk.KeyedStateBackend, error) {
+	job := a.job
+	kgs := state.KeyGroupRangeFor(job.MaxParallelism, job.Parallelism, i)
+	kb, err := a.env.Backend.CreateKeyedStateBackend(ctx, sdk.KeyedBackendParams{
+		JobID: job.Name, OperatorID: st.id, Subtask: i, Parallelism: job.Parallelism,
+		MaxParallelism: job.MaxParallelism, KeyGroups: kgs,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("create keyed state backend for operator %s subtask %d (%s): %w", st.id, i, a.env.BackendName, err)
+	}
+	if a.env.Restore == nil {
+		return kb, nil
+	}
+	if a.env.Restore.MaxParallelism != job.MaxParallelism {
+		kb.Close()
+		return nil, fmt.Errorf("checkpoint %d has max parallelism %d, the job %d: key groups cannot be remapped", a.env.Restore.CheckpointID, a.env.Restore.MaxParallelism, job.MaxParallelism)
+	}
+	var handles []sdk.KeyedStateHandle
+	if os := a.env.Restore.Operator(st.id); os != nil {
+		for _, sub := range os.Subtasks {
+			for _, h := range sub.Keyed {
+				if h.KeyGroups.Intersects(kgs) {
+					handles = append(handles, h)
+				}
+			}
+		}
+	}
+	if len(handles) == 0 {
+		return kb, nil
+	}
+	if err := kb.Restore(ctx, handles, checkpoint.Reader{Access: a.env.Checkpoints.Access()}); err != nil {
+		kb.Close()
+		return nil, fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", st.id, i, a.env.Restore.CheckpointID, a.env.BackendName, err)
+	}
+	return kb, nil
+}

@@ -1,0 +1,276 @@
+package dataflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// pendingCheckpoint is a checkpoint whose barriers are in flight.
+type pendingCheckpoint struct {
+	b        *barrier
+	loc      sdk.CheckpointStorageLocation
+	states   []opState
+	acks     int
+	started  time.Time
+	final    bool
+	request  *SavepointRequest
+	deadline *time.Timer
+}
+
+// coordinate is the checkpoint coordinator of one attempt: it triggers periodic
+// checkpoints, collects acknowledgements, completes checkpoints by publishing their
+// metadata through the storage, and aborts those that fail or expire. It returns when the
+// job finished (nil) or must fail over (the error).
+func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) error {
+	env := a.env
+	var tick <-chan time.Time
+	if env.Interval > 0 {
+		t := time.NewTicker(env.Interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	expected := a.job.Parallelism * len(a.job.stages)
+	var pending *pendingCheckpoint
+	var queued []*SavepointRequest
+	sourcesDone, failures := 0, 0
+	finalDone := false
+	var never <-chan time.Time
+	defer func() {
+		if pending != nil {
+			a.abort(pending, errors.New("job stopped"))
+		}
+		for _, r := range queued {
+			r.Reply <- SavepointResult{Err: errors.New("job stopped before the savepoint was taken")}
+		}
+	}()
+	trigger := func(final bool, req *SavepointRequest) error {
+		id := env.Checkpoints.NextID()
+		p := &pendingCheckpoint{started: time.Now(), final: final, request: req}
+		var err error
+		access := env.Checkpoints.Access()
+		if req != nil {
+			p.loc, err = access.InitializeLocationForSavepoint(ctx, id, req.Target)
+		} else {
+			p.loc, err = access.InitializeLocationForCheckpoint(ctx, id)
+		}
+		if err != nil {
+			err = fmt.Errorf("checkpoint %d: initialize location: %w", id, err)
+			if req != nil {
+				req.Reply <- SavepointResult{Err: err}
+				return nil
+			}
+			return a.failed(&failures, err)
+		}
+		p.b = &barrier{id: id, savepoint: req != nil, streams: checkpoint.Checksummed(p.loc)}
+		p.deadline = time.NewTimer(env.Timeout)
+		pending = p
+		a.log.Debug("triggering checkpoint", "id", id, "savepoint", req != nil, "final", final)
+		for _, s := range a.sources {
+			select {
+			case s.triggers <- p.b:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	next := func() error {
+		if pending != nil || finalDone {
+			return nil
+		}
+		if len(queued) > 0 {
+			req := queued[0]
+			queued = queued[1:]
+			return trigger(false, req)
+		}
+		if sourcesDone == a.job.Parallelism {
+			return trigger(true, nil)
+		}
+		return nil
+	}
+	for {
+		deadline := never
+		if pending != nil {
+			deadline = pending.deadline.C
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tasksDone:
+			if finalDone {
+				return nil
+			}
+			return errors.New("tasks stopped before the job finished")
+		case <-tick:
+			if pending == nil && !finalDone && sourcesDone < a.job.Parallelism {
+				if err := trigger(false, nil); err != nil {
+					return err
+				}
+			}
+		case req := <-env.Savepoints:
+			if finalDone {
+				req.Reply <- SavepointResult{Err: errors.New("the job has finished")}
+				continue
+			}
+			queued = append(queued, &req)
+			if err := next(); err != nil {
+				return err
+			}
+		case <-a.sourceDone:
+			sourcesDone++
+			if err := next(); err != nil {
+				return err
+			}
+		case <-deadline:
+			p := pending
+			pending = nil
+			err := fmt.Errorf("checkpoint %d expired after %s (execution.checkpointing.timeout) with %d of %d subtasks acknowledged", p.b.id, env.Timeout, p.acks, expected)
+			a.abort(p, err)
+			if err := a.failed(&failures, err); err != nil {
+				return err
+			}
+			if err := next(); err != nil {
+				return err
+			}
+		case x := <-a.acks:
+			if pending == nil || x.id != pending.b.id {
+				continue // late answer to an aborted checkpoint
+			}
+			if x.err != nil {
+				p := pending
+				pending = nil
+				err := fmt.Errorf("checkpoint %d declined: %w", p.b.id, x.err)
+				a.abort(p, err)
+				if err := a.failed(&failures, err); err != nil {
+					return err
+				}
+				if err := next(); err != nil {
+					return err
+				}
+				continue
+			}
+			pending.states = append(pending.states, x.states...)
+			pending.acks++
+			if pending.acks < expected {
+				continue
+			}
+			p := pending
+			pending = nil
+			p.deadline.Stop()
+			done, err := a.complete(ctx, p)
+			if err != nil {
+				a.abort(p, err)
+				if err := a.failed(&failures, err); err != nil {
+					return err
+				}
+			} else {
+				failures = 0
+				if p.final {
+					finalDone = true
+					close(a.finish)
+				}
+				if p.request != nil {
+					p.request.Reply <- SavepointResult{Location: done.Location}
+					if p.request.Stop {
+						return errStopped
+					}
+				}
+			}
+			if err := next(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// errStopped ends an attempt after a stop-with-savepoint.
+var errStopped = errors.New("job stopped with a savepoint")
+
+// IsStopped reports whether Run ended because the job was stopped with a savepoint.
+func IsStopped(err error) bool { return errors.Is(err, errStopped) }
+
+// failed counts a failed checkpoint and returns an error once the consecutive failures
+// exceed the tolerable number.
+func (a *attempt) failed(failures *int, err error) error {
+	*failures++
+	if a.env.Stats != nil {
+		a.env.Stats.FailedCheckpoints++
+	}
+	if *failures > a.env.TolerableFailures {
+		return fmt.Errorf("%w; %d consecutive failed checkpoints exceed execution.checkpointing.tolerable-failed-checkpoints (%d)", err, *failures, a.env.TolerableFailures)
+	}
+	a.log.Warn("checkpoint failed", "error", err, "consecutive", *failures, "tolerable", a.env.TolerableFailures)
+	return nil
+}
+
+// abort disposes of a checkpoint that will not complete and tells the subtasks.
+func (a *attempt) abort(p *pendingCheckpoint, reason error) {
+	p.deadline.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := p.loc.DisposeOnFailure(ctx); err != nil {
+		a.log.Warn("disposing failed checkpoint", "id", p.b.id, "error", err)
+	}
+	if p.request != nil {
+		p.request.Reply <- SavepointResult{Err: reason}
+	}
+}
+
+// complete publishes a checkpoint's metadata, retains it and notifies the subtasks.
+func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoint.Completed, error) {
+	env := a.env
+	m := &checkpoint.Metadata{
+		Version: checkpoint.MetadataVersion, JobID: a.job.Name, CheckpointID: p.b.id,
+		Savepoint: p.request != nil, Time: time.Now().UTC(), Backend: env.BackendName,
+		MaxParallelism: a.job.MaxParallelism,
+	}
+	byOp := map[string]*checkpoint.OperatorState{}
+	var order []string
+	for _, s := range p.states {
+		os := byOp[s.op]
+		if os == nil {
+			os = &checkpoint.OperatorState{ID: s.op, Parallelism: a.job.Parallelism}
+			byOp[s.op] = os
+			order = append(order, s.op)
+		}
+		os.Subtasks = append(os.Subtasks, s.st)
+	}
+	for _, op := range order {
+		m.Operators = append(m.Operators, *byOp[op])
+	}
+	loc, err := checkpoint.Publish(ctx, p.loc, m)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %d: %w", p.b.id, err)
+	}
+	c := &checkpoint.Completed{Location: loc, Metadata: m, Owned: p.request == nil}
+	if p.request == nil {
+		if err := env.Checkpoints.Add(ctx, c); err != nil {
+			a.log.Warn("retention", "error", err)
+		}
+	}
+	if env.Stats != nil {
+		env.Stats.Checkpoints++
+	}
+	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.request != nil, "pointer", loc.ExternalPointer,
+		"bytes", m.StateSize(), "duration", time.Since(p.started).Round(time.Millisecond))
+	if env.OnCheckpoint != nil {
+		env.OnCheckpoint(c)
+	}
+	if p.request == nil {
+		a.completed.Store(p.b.id)
+		for _, ts := range a.stages {
+			for _, t := range ts {
+				select {
+				case t.notify <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,61 @@
+package dataflow
+
+import (
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/state"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Env is what one run of a job needs from the runner.
+type Env struct {
+	// Backend keeps the keyed state.
+	Backend sdk.StateBackend
+	// BackendName is the backend plugin's name, recorded in checkpoints.
+	BackendName string
+	// Checkpoints holds the retained checkpoints and the storage access.
+	Checkpoints *checkpoint.Store
+	// Restore is the checkpoint to start from, or nil for a fresh start.
+	Restore *checkpoint.Metadata
+	// Interval between periodic checkpoints; 0 means only the final checkpoint of a
+	// bounded job.
+	Interval time.Duration
+	// Timeout after which a checkpoint that has not completed is aborted.
+	Timeout time.Duration
+	// TolerableFailures is the number of consecutive failed checkpoints the job survives.
+	TolerableFailures int
+	// Savepoints receives savepoint requests while the job runs (may be nil).
+	Savepoints <-chan SavepointRequest
+	// Logger receives progress and warnings.
+	Logger hclog.Logger
+	// OnCheckpoint, if set, is called after each checkpoint completes.
+	OnCheckpoint func(c *checkpoint.Completed)
+	// Stats, if set, receives the state access counts when the run ends.
+	Stats *RunStats
+}
+
+// RunStats sum the state backend calls of every keyed subtask.
+type RunStats struct {
+	state.Stats
+	// Checkpoints counts completed checkpoints; FailedCheckpoints declined or expired ones.
+	Checkpoints, FailedCheckpoints int
+}
+
+// SavepointRequest asks a running job for a savepoint.
+type SavepointRequest struct {
+	// Target is the directory to write to; empty means the default savepoint directory.
+	Target string
+	// Stop ends the job once the savepoint is complete.
+	Stop bool
+	// Reply receives the savepoint's location or the error.
+	Reply chan<- SavepointResult
+}
+
+// SavepointResult answers a SavepointRequest.
+type SavepointResult struct {
+	Location sdk.CompletedCheckpointStorageLocation
+	Err      error
+}

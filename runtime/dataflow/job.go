@@ -1,0 +1,222 @@
+// Package dataflow runs stateful stream jobs: replayable sources, stateless
+// transformations, key-by over key groups, keyed operators whose typed state lives in a
+// state backend, and transactional sinks, with aligned checkpoint barriers.
+//
+// A job is a chain of stages. Stage 0 is a source and the stateless transformations after
+// it; every KeyBy starts a new stage headed by a keyed operator. The last stage ends in a
+// sink. Each stage runs as Parallelism subtasks; records cross stages in batches.
+package dataflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flowstate/flowstate/runtime/state"
+)
+
+// Source reads a replayable input. Each subtask opens its own reader.
+type Source interface {
+	// Open starts subtask subtask of parallelism at the position saved in pos (nil: the
+	// beginning).
+	Open(ctx context.Context, subtask, parallelism int, pos []byte) (SourceReader, error)
+}
+
+// SourceReader is one subtask's reader.
+type SourceReader interface {
+	// Read emits up to max records and returns io.EOF once the subtask's input is done.
+	Read(ctx context.Context, max int, emit func(any)) error
+	// Position returns the position after the last record emitted.
+	Position() ([]byte, error)
+	// Close releases the reader.
+	Close() error
+}
+
+// Sink writes a job's output transactionally.
+type Sink interface {
+	// Open starts subtask subtask of parallelism. state is what PreCommit returned in the
+	// checkpoint being restored (nil for a fresh start): its transactions are committed,
+	// and anything written after it is discarded.
+	Open(ctx context.Context, subtask, parallelism int, state []byte) (SinkWriter, error)
+}
+
+// SinkWriter is one subtask's writer.
+type SinkWriter interface {
+	// Write writes a record into the current transaction.
+	Write(rec any) error
+	// PreCommit closes the current transaction as part of checkpoint id and returns the
+	// sink state to store in that checkpoint.
+	PreCommit(checkpointID int64) ([]byte, error)
+	// Commit makes visible the transactions of every checkpoint up to id.
+	Commit(checkpointID int64) error
+	// Close releases the writer; uncommitted transactions stay pending.
+	Close() error
+}
+
+// Job is a dataflow graph.
+type Job struct {
+	// Name names the job; checkpoints are kept under it.
+	Name string
+	// Parallelism is the number of subtasks of every stage.
+	Parallelism int
+	// MaxParallelism is the number of key groups.
+	MaxParallelism int
+	// BatchSize is the number of records a source reads per batch.
+	BatchSize int
+	// Rate limits the records per second all source subtasks emit together (0: no limit).
+	Rate float64
+
+	source   Source
+	sourceID string
+	stages   []*stage
+	sink     Sink
+	errs     []error
+}
+
+type stage struct {
+	id     string
+	keyOf  func(any) []byte // key selector of the KeyBy heading this stage (nil for stage 0)
+	states []state.Descriptor
+	fn     func(kc *KeyedContext, rec any, emit func(any)) error
+	chain  []func(rec any, emit func(any)) error
+}
+
+// NewJob starts a job graph.
+func NewJob(name string) *Job {
+	return &Job{Name: name, Parallelism: 1, MaxParallelism: state.DefaultMaxParallelism, BatchSize: 1024}
+}
+
+// Stream is a stream of records of type T in a job under construction.
+type Stream[T any] struct{ job *Job }
+
+// KeyedStream is a stream partitioned by key.
+type KeyedStream[T any] struct {
+	job   *Job
+	keyOf func(any) []byte
+}
+
+// KeyedContext is what a keyed function sees besides the record: its key and its state.
+type KeyedContext struct {
+	store *state.Store
+}
+
+// Key returns the current record's key.
+func (kc *KeyedContext) Key() []byte { return kc.store.CurrentKey() }
+
+// State returns the store the job's state descriptors read and write.
+func (kc *KeyedContext) State() *state.Store { return kc.store }
+
+// FromSource starts job's graph at src. A job has exactly one source.
+func FromSource[T any](job *Job, id string, src Source) *Stream[T] {
+	if job.source != nil {
+		job.errs = append(job.errs, fmt.Errorf("source %q: the job already has source %q", id, job.sourceID))
+	}
+	job.source, job.sourceID = src, id
+	job.stages = []*stage{{id: id}}
+	return &Stream[T]{job}
+}
+
+func (s *Stream[T]) last() *stage { return s.job.stages[len(s.job.stages)-1] }
+
+// Map transforms each record.
+func Map[I, O any](s *Stream[I], fn func(I) O) *Stream[O] {
+	st := s.last()
+	st.chain = append(st.chain, func(rec any, emit func(any)) error {
+		emit(fn(rec.(I)))
+		return nil
+	})
+	return &Stream[O]{s.job}
+}
+
+// FlatMap turns each record into zero or more.
+func FlatMap[I, O any](s *Stream[I], fn func(I, func(O))) *Stream[O] {
+	st := s.last()
+	st.chain = append(st.chain, func(rec any, emit func(any)) error {
+		fn(rec.(I), func(o O) { emit(o) })
+		return nil
+	})
+	return &Stream[O]{s.job}
+}
+
+// Filter keeps the records for which keep returns true.
+func Filter[T any](s *Stream[T], keep func(T) bool) *Stream[T] {
+	st := s.last()
+	st.chain = append(st.chain, func(rec any, emit func(any)) error {
+		if keep(rec.(T)) {
+			emit(rec)
+		}
+		return nil
+	})
+	return s
+}
+
+// KeyBy partitions the stream by key: records with equal keys go to the same subtask, in
+// order.
+func KeyBy[T any](s *Stream[T], key func(T) []byte) *KeyedStream[T] {
+	return &KeyedStream[T]{job: s.job, keyOf: func(rec any) []byte { return key(rec.(T)) }}
+}
+
+// Process applies a keyed function with state. id names the operator (its state is saved
+// under it); states declares every state the function uses, so each micro-batch reads
+// them for all its keys in one call.
+func Process[T, O any](ks *KeyedStream[T], id string, states []state.Descriptor, fn func(kc *KeyedContext, rec T, emit func(O)) error) *Stream[O] {
+	for _, st := range ks.job.stages {
+		if st.id == id {
+			ks.job.errs = append(ks.job.errs, fmt.Errorf("operator id %q used twice", id))
+		}
+	}
+	ks.job.stages = append(ks.job.stages, &stage{
+		id:     id,
+		keyOf:  ks.keyOf,
+		states: states,
+		fn: func(kc *KeyedContext, rec any, emit func(any)) error {
+			return fn(kc, rec.(T), func(o O) { emit(o) })
+		},
+	})
+	return &Stream[O]{ks.job}
+}
+
+// SinkTo ends the graph in sink.
+func SinkTo[T any](s *Stream[T], sink Sink) {
+	if s.job.sink != nil {
+		s.job.errs = append(s.job.errs, errors.New("the job already has a sink"))
+	}
+	s.job.sink = sink
+}
+
+// SinkID is the operator id of a job's sink.
+const SinkID = "sink"
+
+// Validate reports what is wrong with the graph.
+func (j *Job) Validate() error {
+	errs := append([]error(nil), j.errs...)
+	if j.Name == "" {
+		errs = append(errs, errors.New("job name is empty"))
+	}
+	if j.source == nil {
+		errs = append(errs, errors.New("job has no source"))
+	}
+	if j.sink == nil {
+		errs = append(errs, errors.New("job has no sink"))
+	}
+	if j.Parallelism < 1 {
+		errs = append(errs, fmt.Errorf("parallelism %d: must be at least 1", j.Parallelism))
+	}
+	if j.MaxParallelism < j.Parallelism || j.MaxParallelism > 1<<15 {
+		errs = append(errs, fmt.Errorf("max parallelism %d: must be between the parallelism (%d) and 32768", j.MaxParallelism, j.Parallelism))
+	}
+	if j.BatchSize < 1 {
+		errs = append(errs, fmt.Errorf("batch size %d: must be at least 1", j.BatchSize))
+	}
+	return errors.Join(errs...)
+}
+
+// hasKeyedState reports whether any stage keeps keyed state.
+func (j *Job) hasKeyedState() bool {
+	for _, st := range j.stages[1:] {
+		if len(st.states) > 0 {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,338 @@
+package dataflow
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"time"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/state"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// barrier marks a checkpoint's position in every stream.
+type barrier struct {
+	id        int64
+	savepoint bool
+	streams   sdk.CheckpointStreamFactory
+}
+
+// ack is a subtask's answer to a barrier: its state, or the reason it declined.
+type ack struct {
+	id     int64
+	states []opState
+	err    error
+}
+
+type opState struct {
+	op string
+	st checkpoint.SubtaskState
+}
+
+// sourceTask runs one source subtask and the stateless chain behind it.
+type sourceTask struct {
+	a        *attempt
+	idx      int
+	reader   SourceReader
+	out      *output
+	triggers chan *barrier
+	rate     float64 // records per second for this subtask; 0: no limit
+}
+
+func (t *sourceTask) run(ctx context.Context) error {
+	var chainErr error
+	emit := chainEmit(t.a.job.stages[0].chain, func(r any) { t.out.emit(ctx, r) }, &chainErr)
+	limit := newLimiter(t.rate)
+	batch := t.a.job.BatchSize
+	for {
+		select {
+		case b := <-t.triggers:
+			if err := t.barrier(ctx, b); err != nil {
+				return err
+			}
+			continue
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		n, wait := limit.take(batch)
+		if n == 0 {
+			select {
+			case b := <-t.triggers:
+				if err := t.barrier(ctx, b); err != nil {
+					return err
+				}
+			case <-time.After(wait):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		}
+		read := 0
+		err := t.reader.Read(ctx, n, func(r any) { read++; emit(r) })
+		limit.used(n, read)
+		if chainErr != nil {
+			return fmt.Errorf("source %s subtask %d: %w", t.a.job.sourceID, t.idx, chainErr)
+		}
+		if ferr := t.out.flush(ctx); ferr != nil {
+			return ferr
+		}
+		if errors.Is(err, io.EOF) {
+			return t.finished(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("source %s subtask %d: %w", t.a.job.sourceID, t.idx, err)
+		}
+	}
+}
+
+// finished serves barriers until the coordinator says the final checkpoint is complete.
+func (t *sourceTask) finished(ctx context.Context) error {
+	select {
+	case t.a.sourceDone <- t.idx:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	for {
+		select {
+		case b := <-t.triggers:
+			if err := t.barrier(ctx, b); err != nil {
+				return err
+			}
+		case <-t.a.finish:
+			return t.out.broadcast(ctx, message{end: true})
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+func (t *sourceTask) barrier(ctx context.Context, b *barrier) error {
+	pos, err := t.reader.Position()
+	if err != nil {
+		return fmt.Errorf("source %s subtask %d: position: %w", t.a.job.sourceID, t.idx, err)
+	}
+	if err := t.out.broadcast(ctx, message{barrier: b}); err != nil {
+		return err
+	}
+	t.a.sendAck(ctx, ack{id: b.id, states: []opState{{t.a.job.sourceID, checkpoint.SubtaskState{Index: t.idx, Operator: pos}}}})
+	return nil
+}
+
+// stageTask runs one subtask of a keyed stage: its keyed operator, the stateless chain
+// behind it, and the sink when the stage is the last.
+type stageTask struct {
+	a      *attempt
+	idx    int
+	st     *stage
+	inputs []chan message
+	kb     sdk.KeyedStateBackend
+	store  *state.Store
+	out    *output
+	sink   SinkWriter
+	notify chan struct{}
+	done   int64 // newest checkpoint committed
+}
+
+func (t *stageTask) run(ctx context.Context) error {
+	var procErr error
+	emit := chainEmit(t.st.chain, func(r any) { t.out.emit(ctx, r) }, &procErr)
+	kc := &KeyedContext{store: t.store}
+	blocked := make([]bool, len(t.inputs))
+	ended := make([]bool, len(t.inputs))
+	var pending *barrier
+	cases := make([]reflect.SelectCase, 0, len(t.inputs)+2)
+	idx := make([]int, 0, len(t.inputs))
+	for {
+		cases, idx = cases[:0], idx[:0]
+		for i, c := range t.inputs {
+			if !blocked[i] && !ended[i] {
+				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
+				idx = append(idx, i)
+			}
+		}
+		cases = append(cases,
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(t.notify)},
+			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
+		// Flush what is buffered before blocking, so batches never wait for more input.
+		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectDefault})
+		chosen, v, _ := reflect.Select(cases)
+		if chosen == len(cases)-1 {
+			if err := t.out.flush(ctx); err != nil {
+				return err
+			}
+			cases = cases[:len(cases)-1]
+			chosen, v, _ = reflect.Select(cases)
+		}
+		switch {
+		case chosen == len(idx):
+			if err := t.commit(ctx); err != nil {
+				return err
+			}
+			continue
+		case chosen == len(idx)+1:
+			return ctx.Err()
+		}
+		in := idx[chosen]
+		m := v.Interface().(message)
+		switch {
+		case m.barrier != nil:
+			blocked[in], pending = true, m.barrier
+		case m.end:
+			ended[in] = true
+		default:
+			err := t.store.ProcessBatch(ctx, m.keys, func(i int) error {
+				if err := t.st.fn(kc, m.recs[i], emit); err != nil {
+					return err
+				}
+				return procErr
+			})
+			if err == nil {
+				err = t.out.err
+			}
+			if err != nil {
+				return fmt.Errorf("operator %s subtask %d: %w", t.st.id, t.idx, err)
+			}
+			continue
+		}
+		if !all(blocked, ended) {
+			continue
+		}
+		if pending != nil {
+			if err := t.checkpoint(ctx, pending); err != nil {
+				return err
+			}
+			pending = nil
+			clear(blocked)
+		}
+		if all(ended, nil) {
+			return t.finish(ctx)
+		}
+	}
+}
+
+// all reports whether every input is in a or b.
+func all(a, b []bool) bool {
+	for i := range a {
+		if !a[i] && (b == nil || !b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkpoint takes the subtask's part of checkpoint b once its barrier arrived on every
+// input: the synchronous snapshot and the sink's pre-commit here, the upload in the
+// background while processing goes on.
+func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
+	var snap sdk.Snapshot
+	var snapErr error
+	if t.kb != nil {
+		snap, snapErr = t.kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: b.id, Savepoint: b.savepoint})
+	}
+	var sinkState []byte
+	if t.sink != nil {
+		var err error
+		if sinkState, err = t.sink.PreCommit(b.id); err != nil {
+			return fmt.Errorf("sink subtask %d: pre-commit for checkpoint %d: %w", t.idx, b.id, err)
+		}
+	}
+	if t.sink == nil {
+		if err := t.out.broadcast(ctx, message{barrier: b}); err != nil {
+			if snap != nil {
+				snap.Release()
+			}
+			return err
+		}
+	}
+	states := []opState{}
+	if t.sink != nil {
+		states = append(states, opState{SinkID, checkpoint.SubtaskState{Index: t.idx, Operator: sinkState}})
+	}
+	if snapErr != nil {
+		t.a.sendAck(ctx, ack{id: b.id, err: fmt.Errorf("operator %s subtask %d: snapshot: %w", t.st.id, t.idx, snapErr)})
+		return nil
+	}
+	if snap == nil {
+		t.a.sendAck(ctx, ack{id: b.id, states: append(states, opState{t.st.id, checkpoint.SubtaskState{Index: t.idx}})})
+		return nil
+	}
+	t.a.async.Add(1)
+	go func() {
+		defer t.a.async.Done()
+		defer snap.Release()
+		handles, err := snap.Write(ctx, b.streams)
+		if err != nil {
+			t.a.sendAck(ctx, ack{id: b.id, err: fmt.Errorf("operator %s subtask %d: upload snapshot: %w", t.st.id, t.idx, err)})
+			return
+		}
+		t.a.sendAck(ctx, ack{id: b.id, states: append(states, opState{t.st.id, checkpoint.SubtaskState{Index: t.idx, Keyed: handles}})})
+	}()
+	return nil
+}
+
+// commit makes the sink and the backend see the newest completed checkpoint.
+func (t *stageTask) commit(ctx context.Context) error {
+	id := t.a.completed.Load()
+	if id <= t.done {
+		return nil
+	}
+	t.done = id
+	if t.sink != nil {
+		if err := t.sink.Commit(id); err != nil {
+			return fmt.Errorf("sink subtask %d: commit checkpoint %d: %w", t.idx, id, err)
+		}
+	}
+	if t.kb != nil {
+		if err := t.kb.NotifyCheckpointComplete(ctx, id); err != nil {
+			return fmt.Errorf("operator %s subtask %d: notify checkpoint %d complete: %w", t.st.id, t.idx, id, err)
+		}
+	}
+	return nil
+}
+
+// finish ends the subtask after its inputs ended: the final checkpoint is complete by
+// then, so it commits and passes the end on.
+func (t *stageTask) finish(ctx context.Context) error {
+	if err := t.commit(ctx); err != nil {
+		return err
+	}
+	if t.sink != nil {
+		return nil
+	}
+	return t.out.broadcast(ctx, message{end: true})
+}
+
+// limiter spreads a records-per-second budget over time.
+type limiter struct {
+	rate   float64
+	start  time.Time
+	issued float64
+}
+
+func newLimiter(rate float64) *limiter { return &limiter{rate: rate, start: time.Now()} }
+
+// take returns how many records may be read now (at most max), or how long to wait.
+func (l *limiter) take(max int) (int, time.Duration) {
+	if l.rate <= 0 {
+		return max, 0
+	}
+	allowed := l.rate*time.Since(l.start).Seconds() - l.issued
+	if allowed < 1 {
+		return 0, time.Duration((1 - allowed) / l.rate * float64(time.Second))
+	}
+	if allowed > float64(max) {
+		allowed = float64(max)
+	}
+	return int(allowed), 0
+}
+
+// used records that read of the n granted records were read.
+func (l *limiter) used(n, read int) {
+	if l.rate > 0 {
+		l.issued += float64(read)
+	}
+}

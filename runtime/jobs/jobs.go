@@ -1,0 +1,149 @@
+// Package jobs holds the runner's built-in jobs, chosen by job.type in the configuration
+// file: wordcount and aggregate.
+package jobs
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/flowstate/flowstate/runtime/connectors"
+	"github.com/flowstate/flowstate/runtime/dataflow"
+	"github.com/flowstate/flowstate/runtime/state"
+)
+
+// Spec sizes and places a built-in job; it mirrors the job section of the configuration.
+type Spec struct {
+	Name           string
+	Type           string
+	Parallelism    int
+	MaxParallelism int
+	BatchSize      int
+	Input, Output  string
+	Rate           float64
+	Keys, Records  int64
+}
+
+var builders = map[string]func(Spec) (*dataflow.Job, error){
+	"wordcount": WordCount,
+	"aggregate": Aggregate,
+}
+
+// Types lists the built-in job types.
+func Types() []string {
+	var out []string
+	for t := range builders {
+		out = append(out, t)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Build returns the built-in job spec.Type.
+func Build(spec Spec) (*dataflow.Job, error) {
+	b, ok := builders[spec.Type]
+	if !ok {
+		return nil, fmt.Errorf("job.type %q: unknown job type (built-in: %s)", spec.Type, strings.Join(Types(), ", "))
+	}
+	return b(spec)
+}
+
+func newJob(spec Spec) *dataflow.Job {
+	j := dataflow.NewJob(spec.Name)
+	if spec.Parallelism > 0 {
+		j.Parallelism = spec.Parallelism
+	}
+	if spec.MaxParallelism > 0 {
+		j.MaxParallelism = spec.MaxParallelism
+	}
+	if spec.BatchSize > 0 {
+		j.BatchSize = spec.BatchSize
+	}
+	j.Rate = spec.Rate
+	return j
+}
+
+// WordCount counts words in text files: a word is a maximal run of Unicode letters and
+// digits, lowercased; for every word seen it writes the line "word<TAB>count" with the
+// word's running count.
+func WordCount(spec Spec) (*dataflow.Job, error) {
+	if spec.Input == "" {
+		return nil, fmt.Errorf("job.input: the wordcount job needs an input file or directory")
+	}
+	if spec.Output == "" {
+		return nil, fmt.Errorf("job.output: the wordcount job needs an output directory")
+	}
+	j := newJob(spec)
+	lines := dataflow.FromSource[string](j, "source", connectors.TextFiles{Path: spec.Input})
+	words := dataflow.FlatMap(lines, SplitWords)
+	counts := state.NewValue("count", state.Int64)
+	keyed := dataflow.KeyBy(words, func(w string) []byte { return []byte(w) })
+	out := dataflow.Process(keyed, "count", []state.Descriptor{counts},
+		func(kc *dataflow.KeyedContext, w string, emit func(string)) error {
+			n, _, err := counts.Get(kc.State())
+			if err != nil {
+				return err
+			}
+			n++
+			if err := counts.Update(kc.State(), n); err != nil {
+				return err
+			}
+			emit(w + "\t" + strconv.FormatInt(n, 10))
+			return nil
+		})
+	dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output})
+	return j, nil
+}
+
+// SplitWords emits the words of a line: maximal runs of Unicode letters and digits,
+// lowercased.
+func SplitWords(line string, emit func(string)) {
+	start := -1
+	for i, r := range line {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 {
+			emit(strings.ToLower(line[start:i]))
+			start = -1
+		}
+	}
+	if start >= 0 {
+		emit(strings.ToLower(line[start:]))
+	}
+}
+
+// Aggregate sums generated values per key: spec.Records events over spec.Keys keys from
+// a deterministic generator. With an output directory it writes "key<TAB>sum" per update;
+// without one it discards them (benchmarks).
+func Aggregate(spec Spec) (*dataflow.Job, error) {
+	if spec.Keys <= 0 || spec.Records < 0 {
+		return nil, fmt.Errorf("job.keys %d, job.records %d: the aggregate job needs keys > 0 and records >= 0", spec.Keys, spec.Records)
+	}
+	j := newJob(spec)
+	events := dataflow.FromSource[connectors.Event](j, "source", connectors.Generator{Records: spec.Records, Keys: spec.Keys})
+	sums := state.NewReducing("sum", state.Int64, func(a, b int64) int64 { return a + b })
+	keyed := dataflow.KeyBy(events, func(e connectors.Event) []byte { return []byte(e.Key) })
+	out := dataflow.Process(keyed, "aggregate", []state.Descriptor{sums},
+		func(kc *dataflow.KeyedContext, e connectors.Event, emit func(string)) error {
+			s, err := sums.Add(kc.State(), e.Value)
+			if err != nil {
+				return err
+			}
+			if spec.Output != "" {
+				emit(e.Key + "\t" + strconv.FormatInt(s, 10))
+			}
+			return nil
+		})
+	if spec.Output != "" {
+		dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output})
+	} else {
+		dataflow.SinkTo(out, connectors.Discard{})
+	}
+	return j, nil
+}

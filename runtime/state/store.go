@@ -1,0 +1,194 @@
+package state
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Descriptor is what every kind of typed state shares: a name unique within its operator.
+type Descriptor interface {
+	// StateName returns the state's name.
+	StateName() string
+}
+
+// Stats count the calls a Store made to its keyed backend.
+type Stats struct {
+	// Records is the number of records processed.
+	Records int64
+	// GetCalls and WriteCalls are the batched backend calls made.
+	GetCalls, WriteCalls int64
+	// KeysRead and KeysWritten are the state keys those calls carried.
+	KeysRead, KeysWritten int64
+}
+
+// Store gives the typed state of one keyed operator subtask, backed by a keyed state
+// backend. It works in micro-batches: ProcessBatch reads the state of the batch's distinct
+// keys in one call, runs the user function for every record in order against a local
+// cache, and writes the changed entries back in one call. It is never one backend call per
+// record.
+type Store struct {
+	backend  sdk.KeyedStateBackend
+	maxP     int
+	names    []string
+	cache    map[string]*entry
+	order    []string // dirty keys in first-write order
+	curKey   []byte
+	curGroup int
+	ctx      context.Context
+	stats    Stats
+	scratch  []byte
+}
+
+type entry struct {
+	value   []byte // nil when absent
+	dirty   bool
+	fetched bool
+}
+
+// NewStore returns a Store over backend for an operator declaring the given states.
+func NewStore(backend sdk.KeyedStateBackend, maxParallelism int, states []Descriptor) (*Store, error) {
+	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}}
+	seen := map[string]bool{}
+	for _, d := range states {
+		n := d.StateName()
+		if n == "" || len(n) > 255 {
+			return nil, fmt.Errorf("state name %q: must be 1 to 255 bytes", n)
+		}
+		if seen[n] {
+			return nil, fmt.Errorf("state name %q declared twice", n)
+		}
+		seen[n] = true
+		s.names = append(s.names, n)
+	}
+	return s, nil
+}
+
+// Stats returns the counts so far.
+func (s *Store) Stats() Stats { return s.stats }
+
+// Backend returns the keyed backend under the store.
+func (s *Store) Backend() sdk.KeyedStateBackend { return s.backend }
+
+// stateKey builds the backend key: key group, state name, record key.
+func stateKey(dst []byte, group int, name string, key []byte) []byte {
+	dst = append(dst, byte(group>>8), byte(group), byte(len(name)))
+	dst = append(dst, name...)
+	return append(dst, key...)
+}
+
+// ProcessBatch runs fn(i) for each record key keys[i], in order, with the state of
+// keys[i] current. All declared states of the batch's distinct keys are read in one call
+// before and the changed ones written in one call after.
+func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) error) error {
+	s.ctx = ctx
+	defer func() { s.ctx = nil }()
+	groups := make([]int, len(keys))
+	var fetch [][]byte
+	for i, k := range keys {
+		g := KeyGroupFor(k, s.maxP)
+		groups[i] = g
+		for _, n := range s.names {
+			sk := stateKey(nil, g, n, k)
+			if _, ok := s.cache[string(sk)]; ok {
+				continue
+			}
+			s.cache[string(sk)] = &entry{}
+			fetch = append(fetch, sk)
+		}
+	}
+	if len(fetch) > 0 {
+		vals, err := s.backend.Get(ctx, fetch)
+		if err != nil {
+			return fmt.Errorf("read state of %d keys: %w", len(fetch), err)
+		}
+		s.stats.GetCalls++
+		s.stats.KeysRead += int64(len(fetch))
+		for i, sk := range fetch {
+			e := s.cache[string(sk)]
+			e.value, e.fetched = vals[i], true
+		}
+	}
+	for i := range keys {
+		s.curKey, s.curGroup = keys[i], groups[i]
+		if err := fn(i); err != nil {
+			return err
+		}
+	}
+	s.stats.Records += int64(len(keys))
+	s.curKey = nil
+	return s.flush(ctx)
+}
+
+func (s *Store) flush(ctx context.Context) error {
+	defer func() {
+		clear(s.cache)
+		s.order = s.order[:0]
+	}()
+	if len(s.order) == 0 {
+		return nil
+	}
+	muts := make([]sdk.Mutation, 0, len(s.order))
+	for _, k := range s.order {
+		e := s.cache[k]
+		if e.value == nil {
+			muts = append(muts, sdk.Mutation{Key: []byte(k), Delete: true})
+		} else {
+			muts = append(muts, sdk.Mutation{Key: []byte(k), Value: e.value})
+		}
+	}
+	if err := s.backend.Write(ctx, muts); err != nil {
+		return fmt.Errorf("write state of %d keys: %w", len(muts), err)
+	}
+	s.stats.WriteCalls++
+	s.stats.KeysWritten += int64(len(muts))
+	return nil
+}
+
+// CurrentKey returns the key of the record being processed.
+func (s *Store) CurrentKey() []byte { return s.curKey }
+
+// get returns the raw value of state name for the current key.
+func (s *Store) get(name string) ([]byte, error) {
+	if s.curKey == nil {
+		return nil, fmt.Errorf("state %q accessed outside of keyed processing", name)
+	}
+	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
+	if e, ok := s.cache[string(s.scratch)]; ok && e.fetched {
+		return e.value, nil
+	}
+	// A state the operator did not declare: read it on its own (slow path).
+	vals, err := s.backend.Get(s.ctx, [][]byte{append([]byte(nil), s.scratch...)})
+	if err != nil {
+		return nil, fmt.Errorf("read state %q: %w", name, err)
+	}
+	s.stats.GetCalls++
+	s.stats.KeysRead++
+	e := s.cache[string(s.scratch)]
+	if e == nil {
+		e = &entry{}
+		s.cache[string(s.scratch)] = e
+	}
+	e.value, e.fetched = vals[0], true
+	return e.value, nil
+}
+
+// set replaces the raw value of state name for the current key; nil deletes it.
+func (s *Store) set(name string, v []byte) error {
+	if s.curKey == nil {
+		return fmt.Errorf("state %q accessed outside of keyed processing", name)
+	}
+	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
+	e, ok := s.cache[string(s.scratch)]
+	if !ok {
+		e = &entry{fetched: true}
+		s.cache[string(s.scratch)] = e
+	}
+	if !e.dirty {
+		e.dirty = true
+		s.order = append(s.order, string(s.scratch))
+	}
+	e.value = v
+	return nil
+}

@@ -1,0 +1,127 @@
+package state
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// mapBackend is the smallest keyed backend: enough to test the store's batching.
+type mapBackend struct {
+	sdk.KeyedStateBackend
+	m            map[string][]byte
+	gets, writes int
+}
+
+func (b *mapBackend) Get(_ context.Context, keys [][]byte) ([][]byte, error) {
+	b.gets++
+	out := make([][]byte, len(keys))
+	for i, k := range keys {
+		out[i] = b.m[string(k)]
+	}
+	return out, nil
+}
+
+func (b *mapBackend) Write(_ context.Context, muts []sdk.Mutation) error {
+	b.writes++
+	for _, m := range muts {
+		if m.Delete {
+			delete(b.m, string(m.Key))
+		} else {
+			b.m[string(m.Key)] = append([]byte{}, m.Value...)
+		}
+	}
+	return nil
+}
+
+func TestStoreBatchesAndKeepsSameKeyOrder(t *testing.T) {
+	b := &mapBackend{m: map[string][]byte{}}
+	count := NewValue("count", Int64)
+	seen := NewList("seen", String)
+	s, err := NewStore(b, 128, []Descriptor{count, seen})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("a"), []byte("a"), []byte("c")}
+	var got []string
+	for round := 0; round < 2; round++ {
+		err := s.ProcessBatch(context.Background(), keys, func(i int) error {
+			n, _, err := count.Get(s)
+			if err != nil {
+				return err
+			}
+			n++
+			got = append(got, fmt.Sprintf("%s%d", keys[i], n))
+			if err := seen.Add(s, fmt.Sprint(i)); err != nil {
+				return err
+			}
+			return count.Update(s, n)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "[a1 b1 a2 a3 c1 a4 b2 a5 a6 c2]"
+	if fmt.Sprint(got) != want {
+		t.Fatalf("counts %v, want %v", got, want)
+	}
+	if b.gets != 2 || b.writes != 2 {
+		t.Fatalf("%d gets and %d writes for 2 batches, want 2 and 2", b.gets, b.writes)
+	}
+	st := s.Stats()
+	if st.Records != 10 || st.KeysRead != 12 || st.KeysWritten != 12 {
+		t.Fatalf("stats %+v", st)
+	}
+	// The list kept per-key order across batches.
+	s.ProcessBatch(context.Background(), [][]byte{[]byte("a")}, func(int) error {
+		l, err := seen.Get(s)
+		if fmt.Sprint(l) != "[0 2 3 0 2 3]" {
+			t.Fatalf("list of a = %v (%v)", l, err)
+		}
+		return err
+	})
+}
+
+func TestStoreEmptyValueIsNotAbsent(t *testing.T) {
+	b := &mapBackend{m: map[string][]byte{}}
+	v := NewValue("v", String)
+	s, _ := NewStore(b, 8, []Descriptor{v})
+	k := [][]byte{[]byte("k")}
+	s.ProcessBatch(context.Background(), k, func(int) error { return v.Update(s, "") })
+	s.ProcessBatch(context.Background(), k, func(int) error {
+		x, ok, err := v.Get(s)
+		if !ok || x != "" || err != nil {
+			t.Fatalf("empty string state read back as (%q, %v, %v)", x, ok, err)
+		}
+		return v.Clear(s)
+	})
+	if len(b.m) != 0 {
+		t.Fatalf("clear left %d entries", len(b.m))
+	}
+}
+
+func TestMapAndReducingState(t *testing.T) {
+	b := &mapBackend{m: map[string][]byte{}}
+	m := NewMap("m", String, Int64)
+	r := NewReducing("r", Int64, func(a, b int64) int64 { return max(a, b) })
+	s, _ := NewStore(b, 8, []Descriptor{m, r})
+	k := [][]byte{[]byte("k")}
+	s.ProcessBatch(context.Background(), k, func(int) error {
+		m.Put(s, "x", 1)
+		m.Put(s, "y", 2)
+		m.Remove(s, "x")
+		r.Add(s, 5)
+		r.Add(s, 3)
+		return nil
+	})
+	s.ProcessBatch(context.Background(), k, func(int) error {
+		all, _ := m.Entries(s)
+		top, _, _ := r.Get(s)
+		if fmt.Sprint(all) != "map[y:2]" || top != 5 {
+			t.Fatalf("map %v, reducing %d", all, top)
+		}
+		return nil
+	})
+}
