@@ -22,6 +22,7 @@ plugins:
 	done
 
 run: build
+	rm -rf out/wordcount
 	$(BIN)/runner run --config examples/wordcount/config.yaml
 
 vet:

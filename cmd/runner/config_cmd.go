@@ -1,7 +1,126 @@
 package main
 
-import "github.com/spf13/cobra"
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/sdk"
+)
 
 func newConfigCmd(g *globalFlags) *cobra.Command {
-	return &cobra.Command{Use: "config", Short: "not yet implemented"}
+	cmd := &cobra.Command{
+		Use:   "config",
+		Short: "Explain or migrate a configuration file",
+	}
+	cmd.AddCommand(newConfigExplainCmd(g), newConfigMigrateCmd())
+	return cmd
+}
+
+func newConfigExplainCmd(g *globalFlags) *cobra.Command {
+	var file string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "explain --config FILE [--json]",
+		Short: "Say what a configuration means: where working state lives and where checkpoints go",
+		Long: `explain loads a configuration file, picks the state backend and checkpoint storage as the
+runner would (starting a third-party plugin to learn whether it also serves as a checkpoint
+storage), and says in plain words where working state lives, whether checkpoints survive the
+loss of this machine, and what in the file is deprecated or probably not what you meant.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := explainConfig(cmd.Context(), g, file, nil)
+			if err != nil {
+				return err
+			}
+			return writeExplanation(cmd.OutOrStdout(), e, asJSON)
+		},
+	}
+	cmd.Flags().StringVar(&file, "config", "", "configuration file (required)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object instead of text")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+func newConfigMigrateCmd() *cobra.Command {
+	var file string
+	cmd := &cobra.Command{
+		Use:   "migrate --config FILE",
+		Short: "Print a configuration in current keys, with a comment on each change",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			data, err := os.ReadFile(file)
+			if err != nil {
+				return fmt.Errorf("read config: %w", err)
+			}
+			out, err := config.Migrate(data, file)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(cmd.OutOrStdout(), out)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&file, "config", "", "configuration file (required)")
+	_ = cmd.MarkFlagRequired("config")
+	return cmd
+}
+
+// explainConfig loads and resolves a configuration and explains it. kindsOf learns a
+// third-party plugin's kinds; nil starts the plugin from the plugin directory to ask it.
+func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf func(string) ([]sdk.Kind, error)) (config.Explanation, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		return config.Explanation{}, err
+	}
+	dir := g.pluginDir
+	if dir == "" && cfg.Plugins.Dir == "" {
+		if dir, err = defaultPluginDir(); err != nil {
+			return config.Explanation{}, err
+		}
+	}
+	if err := cfg.Apply(config.Overrides{PluginDir: dir}); err != nil {
+		return config.Explanation{}, err
+	}
+	if kindsOf == nil {
+		host := pluginhost.New(pluginhost.Options{Dir: cfg.Plugins.Dir, Checksums: cfg.Plugins.Checksums, Logger: newQuietLogger(g)})
+		defer host.Close()
+		kindsOf = runtime.KindsOf(ctx, host)
+	}
+	if err := config.Resolve(cfg, kindsOf); err != nil {
+		return config.Explanation{}, err
+	}
+	return config.Explain(cfg), nil
+}
+
+// newQuietLogger logs plugin output only when asked for with --log-level debug or trace:
+// explain's own output is the explanation.
+func newQuietLogger(g *globalFlags) hclog.Logger {
+	level := hclog.LevelFromString(g.logLevel)
+	if level == hclog.NoLevel || level == hclog.Info {
+		level = hclog.Warn
+	}
+	return hclog.New(&hclog.LoggerOptions{Name: "runner", Level: level, Output: os.Stderr})
+}
+
+// writeExplanation prints an explanation as text or JSON.
+func writeExplanation(w io.Writer, e config.Explanation, asJSON bool) error {
+	if !asJSON {
+		_, err := io.WriteString(w, e.Text())
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(e)
 }

@@ -29,6 +29,8 @@ the configuration file.`,
 		newConfigCmd(g),
 		newRunCmd(g),
 		newCheckpointsCmd(g),
+		newSavepointCmd(g),
+		newStopCmd(g),
 	)
 	return root
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/connectors"
+	"github.com/flowstate/flowstate/runtime/control"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
 )
@@ -45,8 +47,21 @@ directory, or its _metadata file).`,
 			stats := &dataflow.RunStats{}
 			x := &runtime.Executor{Config: cfg, Host: s.host, Logger: s.log, Stats: stats,
 				OnCheckpoint: func(c *checkpoint.Completed) { last = c }}
+			jobCtx, cancelJob := context.WithCancel(ctx)
+			defer cancelJob()
+			if srv, err := control.Listen(cfg.Control.Address, cancelJob); err != nil {
+				s.log.Warn("no control endpoint: savepoints and stop cannot reach this job", "error", err)
+			} else {
+				defer srv.Close()
+				x.Savepoints = srv.Savepoints()
+				s.log.Info("control endpoint listening", "address", srv.Addr())
+			}
 			start := time.Now()
-			if err := x.Run(ctx, job, from); err != nil {
+			if err := x.Run(jobCtx, job, from); err != nil {
+				if ctx.Err() == nil && jobCtx.Err() != nil {
+					fmt.Fprintln(out, "job cancelled")
+					return nil
+				}
 				return err
 			}
 			elapsed := time.Since(start)

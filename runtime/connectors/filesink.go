@@ -20,8 +20,9 @@ import (
 
 // FileSink writes records as lines into part files of a directory, exactly once. Each
 // subtask writes an in-progress file (.part-S-R.inprogress); at a checkpoint barrier it
-// syncs and renames it to a pending file (.part-S-N.pending, N the checkpoint id); when
-// checkpoint N completes the pending file becomes the committed part file part-S-N.
+// syncs and renames it to a pending file (.part-S-N-R.pending, N the checkpoint id, R a
+// random token of the writer); when checkpoint N completes the pending file becomes the
+// committed part file part-S-N-R.
 // Committed part files are the files whose names start with neither '.' nor '_'.
 // Restoring commits the pending files of the restored checkpoint and deletes every other
 // uncommitted file of the subtask.
@@ -33,7 +34,13 @@ type FileSink struct {
 }
 
 type sinkState struct {
-	Pending []int64 `json:"pending"`
+	Pending []pendingFile `json:"pending"`
+}
+
+// pendingFile is a closed transaction: the part file of a checkpoint, not yet committed.
+type pendingFile struct {
+	Checkpoint int64  `json:"checkpoint"`
+	Name       string `json:"name"` // the committed name
 }
 
 // Open implements dataflow.Sink.
@@ -41,14 +48,16 @@ func (s FileSink) Open(ctx context.Context, subtask, parallelism int, state []by
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return nil, fmt.Errorf("file sink: output directory: %w", err)
 	}
-	w := &fileWriter{s: s, sub: subtask}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	w := &fileWriter{s: s, sub: subtask, token: hex.EncodeToString(rnd[:])}
 	if state != nil {
 		var st sinkState
 		if err := json.Unmarshal(state, &st); err != nil {
 			return nil, fmt.Errorf("file sink subtask %d: restore state %q: %w", subtask, state, err)
 		}
-		for _, id := range st.Pending {
-			if err := w.commitOne(id); err != nil {
+		for _, p := range st.Pending {
+			if err := w.commitOne(p); err != nil {
 				return nil, err
 			}
 		}
@@ -62,18 +71,18 @@ func (s FileSink) Open(ctx context.Context, subtask, parallelism int, state []by
 type fileWriter struct {
 	s       FileSink
 	sub     int
+	token   string
 	f       *os.File
 	bw      *bufio.Writer
-	pending []int64
+	pending []pendingFile
 }
 
-func (w *fileWriter) name(kind string, id int64) string {
-	switch kind {
-	case "pending":
-		return filepath.Join(w.s.Dir, fmt.Sprintf(".part-%d-%d.pending", w.sub, id))
-	default:
-		return filepath.Join(w.s.Dir, fmt.Sprintf("part-%d-%d", w.sub, id))
+// paths returns the pending and committed paths of a transaction.
+func (w *fileWriter) paths(p pendingFile) (pending, committed string) {
+	if strings.ContainsAny(p.Name, `/\`) || strings.HasPrefix(p.Name, ".") {
+		p.Name = "invalid"
 	}
+	return filepath.Join(w.s.Dir, "."+p.Name+".pending"), filepath.Join(w.s.Dir, p.Name)
 }
 
 // cleanup deletes the subtask's uncommitted files that no restored checkpoint claims.
@@ -93,8 +102,8 @@ func (w *fileWriter) cleanup() error {
 	return nil
 }
 
-func (w *fileWriter) commitOne(id int64) error {
-	from, to := w.name("pending", id), w.name("committed", id)
+func (w *fileWriter) commitOne(p pendingFile) error {
+	from, to := w.paths(p)
 	err := os.Rename(from, to)
 	if err == nil || !errors.Is(err, fs.ErrNotExist) {
 		if err != nil {
@@ -105,15 +114,13 @@ func (w *fileWriter) commitOne(id int64) error {
 	if _, serr := os.Stat(to); serr == nil {
 		return nil // committed before
 	}
-	return fmt.Errorf("file sink subtask %d: pending file %s of checkpoint %d is missing: its output is lost", w.sub, from, id)
+	return fmt.Errorf("file sink subtask %d: pending file %s of checkpoint %d is missing: its output is lost", w.sub, from, p.Checkpoint)
 }
 
 // Write implements dataflow.SinkWriter.
 func (w *fileWriter) Write(rec any) error {
 	if w.f == nil {
-		var rnd [6]byte
-		rand.Read(rnd[:])
-		f, err := os.Create(filepath.Join(w.s.Dir, fmt.Sprintf(".part-%d-%s.inprogress", w.sub, hex.EncodeToString(rnd[:]))))
+		f, err := os.Create(filepath.Join(w.s.Dir, fmt.Sprintf(".part-%d-%s.inprogress", w.sub, w.token)))
 		if err != nil {
 			return fmt.Errorf("file sink: %w", err)
 		}
@@ -150,21 +157,23 @@ func (w *fileWriter) PreCommit(id int64) ([]byte, error) {
 		if err := w.f.Close(); err != nil {
 			return nil, fmt.Errorf("file sink: close %s: %w", w.f.Name(), err)
 		}
-		if err := os.Rename(w.f.Name(), w.name("pending", id)); err != nil {
+		p := pendingFile{Checkpoint: id, Name: fmt.Sprintf("part-%d-%d-%s", w.sub, id, w.token)}
+		pending, _ := w.paths(p)
+		if err := os.Rename(w.f.Name(), pending); err != nil {
 			return nil, fmt.Errorf("file sink: %w", err)
 		}
 		w.f, w.bw = nil, nil
-		w.pending = append(w.pending, id)
+		w.pending = append(w.pending, p)
 	}
 	return json.Marshal(sinkState{Pending: w.pending})
 }
 
 // Commit implements dataflow.SinkWriter.
 func (w *fileWriter) Commit(id int64) error {
-	sort.Slice(w.pending, func(i, j int) bool { return w.pending[i] < w.pending[j] })
+	sort.Slice(w.pending, func(i, j int) bool { return w.pending[i].Checkpoint < w.pending[j].Checkpoint })
 	n := 0
 	for _, p := range w.pending {
-		if p > id {
+		if p.Checkpoint > id {
 			break
 		}
 		if err := w.commitOne(p); err != nil {

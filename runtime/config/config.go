@@ -1,0 +1,259 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Config is a loaded configuration file. Parse fills it from the file and defaults; Apply
+// layers what code sets on top; Resolve picks the plugins by Flink's loader rules.
+type Config struct {
+	// File is the configuration file's name, as given to Load or Parse.
+	File string
+	// StateBackend is the state backend plugin's name: "hashmap" by default; deprecated
+	// values are mapped (rocksdb -> leveldb, jobmanager/filesystem -> hashmap).
+	StateBackend string
+	// CheckpointStorage is the checkpoint storage plugin's name: jmstorage for Flink's
+	// "jobmanager", fsstorage for "filesystem". After Parse it is "" when neither set nor
+	// implied by a deprecated state.backend value; Resolve always sets it.
+	CheckpointStorage string
+	// StorageFromBackend is set by Resolve when the state backend plugin also implements
+	// CheckpointStorage and serves as the storage because none is configured.
+	StorageFromBackend bool
+	// BackendOptions are the state backend plugin's options: the keys under
+	// state.backend.<name>. with that prefix removed, plus sdk.OptionIncremental when
+	// execution.checkpointing.incremental is set.
+	BackendOptions sdk.Options
+	// StorageOptions are the checkpoint storage plugin's options: the keys under
+	// execution.checkpointing.<name>. with that prefix removed, plus sdk.OptionCheckpointDir,
+	// sdk.OptionSavepointDir and sdk.OptionDataInlineThreshold (bytes) when set.
+	StorageOptions sdk.Options
+	// Checkpointing holds the execution.checkpointing.* settings.
+	Checkpointing Checkpointing
+	// Plugins holds the plugins.* settings.
+	Plugins Plugins
+	// Job holds the job.* settings.
+	Job Job
+	// Restart holds the restart-strategy.* and execution.recovery.* settings.
+	Restart Restart
+	// Control holds the rest.* settings.
+	Control Control
+	// Deprecations has one message per deprecated key or value used, naming the replacement.
+	Deprecations []string
+	// Warnings are things that load but probably do not do what the user meant.
+	Warnings []string
+
+	lines         map[string]int // written and canonical key -> line
+	written       map[string]string
+	backendOpts   map[string]map[string]optValue
+	storageOpts   map[string]map[string]optValue
+	storageSet    string // configured (or legacy-implied) storage before Resolve
+	storageImpl   string // written key of the legacy state.backend value that implied storageSet
+	storageAuto   bool   // the legacy value implied "fsstorage if a dir is set, else jmstorage"
+	backendSrc    string
+	storageSrc    string
+	inlineSet     bool
+	incrSet       bool
+	parseWarnings []string
+}
+
+// Checkpointing holds the execution.checkpointing.* settings.
+type Checkpointing struct {
+	// Interval between periodic checkpoints; 0 means no periodic checkpoints.
+	Interval time.Duration
+	// Timeout after which a checkpoint in progress is aborted (default 10 minutes).
+	Timeout time.Duration
+	// NumRetained is how many completed checkpoints are kept (default 1).
+	NumRetained int
+	// TolerableFailed is how many consecutive checkpoint failures are tolerated (default 0).
+	TolerableFailed int
+	// Incremental asks the state backend for incremental checkpoints.
+	Incremental bool
+	// Dir is the checkpoint directory (absolute path or URI), "" when not set.
+	Dir string
+	// SavepointDir is the default savepoint directory, "" when not set.
+	SavepointDir string
+	// DataInlineThreshold is the size in bytes below which state is stored inside the
+	// checkpoint metadata (default 20 KiB).
+	DataInlineThreshold int64
+	// SharedFilesystem declares that Dir survives losing this machine.
+	SharedFilesystem bool
+}
+
+// Plugins holds the plugins.* settings.
+type Plugins struct {
+	// Dir is the plugin directory; "" means the runner's default.
+	Dir string
+	// Checksums pins plugin binaries by name.
+	Checksums map[string]string
+}
+
+// Job holds the job.* settings.
+type Job struct {
+	Name           string
+	Type           string // default "wordcount"
+	Parallelism    int    // default 1
+	MaxParallelism int    // default 128
+	Input, Output  string // absolute paths (or URIs) when set
+	Rate           float64
+	Keys, Records  int64
+	BatchSize      int // default 1024
+}
+
+// Restart holds the restart strategy.
+type Restart struct {
+	// Type is "fixed-delay" (default) or "none".
+	Type string
+	// Attempts is the number of restarts before the job fails (default 3; 0 with "none").
+	Attempts int
+	// Delay between restarts (default 1s).
+	Delay time.Duration
+	// StartOverOnCheckpointLoss lets a job start from scratch when no checkpoint can be
+	// restored, instead of failing.
+	StartOverOnCheckpointLoss bool
+}
+
+// Control holds the control endpoint settings.
+type Control struct {
+	// Address is host:port, "127.0.0.1:8081" by default.
+	Address string
+}
+
+// optValue is one plugin option as configured.
+type optValue struct {
+	value string
+	key   string // the key as written; "" when set in code
+	line  int
+}
+
+// Defaults.
+const (
+	DefaultStateBackend        = Hashmap
+	DefaultTimeout             = 10 * time.Minute
+	DefaultNumRetained         = 1
+	DefaultDataInlineThreshold = 20 << 10
+	DefaultParallelism         = 1
+	DefaultMaxParallelism      = 128
+	DefaultBatchSize           = 1024
+	DefaultJobType             = "wordcount"
+	DefaultRestartAttempts     = 3
+	DefaultRestartDelay        = time.Second
+	DefaultRestAddress         = "127.0.0.1"
+	DefaultRestPort            = 8081
+)
+
+// defaults returns a Config holding only defaults.
+func defaults(file string) *Config {
+	return &Config{
+		File:         file,
+		StateBackend: DefaultStateBackend,
+		Checkpointing: Checkpointing{
+			Timeout:             DefaultTimeout,
+			NumRetained:         DefaultNumRetained,
+			DataInlineThreshold: DefaultDataInlineThreshold,
+		},
+		Plugins: Plugins{Checksums: map[string]string{}},
+		Job: Job{
+			Type:           DefaultJobType,
+			Parallelism:    DefaultParallelism,
+			MaxParallelism: DefaultMaxParallelism,
+			BatchSize:      DefaultBatchSize,
+		},
+		Restart:      Restart{Type: "fixed-delay", Attempts: DefaultRestartAttempts, Delay: DefaultRestartDelay},
+		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},
+		lines:        map[string]int{},
+		written:      map[string]string{},
+		backendOpts:  map[string]map[string]optValue{},
+		storageOpts:  map[string]map[string]optValue{},
+		backendSrc:   "default",
+		Deprecations: []string{},
+		Warnings:     []string{},
+	}
+}
+
+// Load reads, parses and validates a configuration file.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Line returns the line of a key in the file, by the key as written or by its current name
+// (so Line("state.backend.type") finds a deprecated state.backend); 0 when the key is not
+// from the file.
+func (c *Config) Line(key string) int { return c.lines[key] }
+
+// writtenKey returns the key as written in the file for a current key name, or the name
+// itself when the file does not set it.
+func (c *Config) writtenKey(canonical string) string {
+	if w, ok := c.written[canonical]; ok {
+		return w
+	}
+	return canonical
+}
+
+// OptionKey returns the full configuration key of a plugin option, as written in the file
+// when the file sets it, for example ("leveldb", "block-cache-size") ->
+// "state.backend.leveldb.block-cache-size" and ("fsstorage", "dir") ->
+// "execution.checkpointing.dir". With Line it turns a plugin's *sdk.OptionError into a
+// message naming the file's line.
+func (c *Config) OptionKey(plugin, option string) string {
+	storage := plugin == c.CheckpointStorage || plugin == c.storageSet
+	backend := plugin == c.StateBackend
+	if storage {
+		switch option {
+		case sdk.OptionCheckpointDir:
+			return c.writtenKey(KeyCheckpointDir)
+		case sdk.OptionSavepointDir:
+			return c.writtenKey(KeySavepointDir)
+		case sdk.OptionDataInlineThreshold:
+			return c.writtenKey(KeyDataInlineThreshold)
+		}
+		if o, ok := c.storageOpts[plugin][option]; ok && o.key != "" {
+			return o.key
+		}
+	}
+	if backend {
+		if option == sdk.OptionIncremental {
+			return c.writtenKey(KeyIncremental)
+		}
+		if o, ok := c.backendOpts[plugin][option]; ok && o.key != "" {
+			return o.key
+		}
+		if !storage {
+			return backendOptionPrefix + plugin + "." + option
+		}
+	}
+	if storage || plugin == JMStorage || plugin == FSStorage {
+		return storageOptionPrefix + plugin + "." + option
+	}
+	return backendOptionPrefix + plugin + "." + option
+}
+
+// StateBackendSource says what chose the state backend: "code", "config file" or "default".
+func (c *Config) StateBackendSource() string { return c.backendSrc }
+
+// CheckpointStorageSource says what chose the checkpoint storage: "code", "config file",
+// "the deprecated state.backend: filesystem", "the state backend, which also implements
+// CheckpointStorage", "default: a checkpoint dir is set" or "default".
+func (c *Config) CheckpointStorageSource() string { return c.storageSrc }
+
+// warnf adds a parse-time warning.
+func (c *Config) warnf(format string, args ...any) {
+	c.parseWarnings = append(c.parseWarnings, fmt.Sprintf(format, args...))
+}
+
+// where formats "FILE:LINE" for a key of the file.
+func (c *Config) where(key string) string {
+	if l := c.lines[key]; l > 0 {
+		return fmt.Sprintf("%s:%d", fileName(c.File), l)
+	}
+	return fileName(c.File)
+}

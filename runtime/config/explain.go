@@ -1,0 +1,249 @@
+package config
+
+import (
+	"fmt"
+)
+
+// jmMaxStateSize is jmstorage's cap on one state chunk, as in Flink's
+// JobManagerCheckpointStorage.
+const jmMaxStateSize = 5 << 20
+
+// Explanation says what a configuration means, in the seed's terms: where working state
+// lives, that the state backend alone is not durable, and where checkpoints go and whether
+// they survive losing this machine.
+type Explanation struct {
+	ConfigFile string `json:"config_file"`
+	// StateBackend and CheckpointStorage are the resolved plugin names.
+	StateBackend            string `json:"state_backend"`
+	StateBackendSource      string `json:"state_backend_source"`
+	CheckpointStorage       string `json:"checkpoint_storage"`
+	CheckpointStorageSource string `json:"checkpoint_storage_source"`
+	// StorageFromBackend: the state backend plugin also serves as the checkpoint storage.
+	StorageFromBackend bool `json:"storage_from_backend"`
+	// WorkingState says where working state lives while the job runs.
+	WorkingState string `json:"working_state"`
+	// WorkingStateDir is the leveldb working directory, when configured.
+	WorkingStateDir string `json:"working_state_dir,omitempty"`
+	// StateBackendDurable is always false: a state backend alone is not durable.
+	StateBackendDurable bool   `json:"state_backend_durable"`
+	CheckpointDir       string `json:"checkpoint_dir"`
+	SavepointDir        string `json:"savepoint_dir"`
+	// Checkpoints says where checkpoints go.
+	Checkpoints string `json:"checkpoints"`
+	// Durable: checkpoints outlive the runner process. Null when a third-party plugin decides.
+	Durable *bool `json:"durable"`
+	// SurvivesMachineLoss: checkpoints outlive this machine. Null when a third-party plugin
+	// decides.
+	SurvivesMachineLoss        *bool  `json:"survives_machine_loss"`
+	Interval                   string `json:"interval"`
+	IntervalMillis             int64  `json:"interval_ms"`
+	Timeout                    string `json:"timeout"`
+	NumRetained                int    `json:"num_retained"`
+	TolerableFailedCheckpoints int    `json:"tolerable_failed_checkpoints"`
+	Incremental                bool   `json:"incremental"`
+	DataInlineThreshold        int64  `json:"data_inline_threshold"`
+	Retention                  string `json:"retention"`
+	Savepoints                 string `json:"savepoints"`
+	Restart                    string `json:"restart"`
+	PluginDir                  string `json:"plugin_dir"`
+	// Deprecations has one message per deprecated key or value used.
+	Deprecations []string `json:"deprecations"`
+	// Warnings are the configuration's warnings and the misunderstandings the seed lists.
+	Warnings []string `json:"warnings"`
+}
+
+// Explain describes a configuration. Call Resolve first; on an unresolved configuration
+// Explain assumes the default storage rule without a dual-role backend.
+func Explain(c *Config) Explanation {
+	storage := c.CheckpointStorage
+	storageSrc := c.storageSrc
+	if storage == "" {
+		storage, storageSrc = JMStorage, "default"
+		if c.Checkpointing.Dir != "" {
+			storage, storageSrc = FSStorage, "default: a checkpoint dir is set"
+		}
+	}
+	cp := c.Checkpointing
+	e := Explanation{
+		ConfigFile:                 c.File,
+		StateBackend:               c.StateBackend,
+		StateBackendSource:         c.backendSrc,
+		CheckpointStorage:          storage,
+		CheckpointStorageSource:    storageSrc,
+		StorageFromBackend:         c.StorageFromBackend,
+		CheckpointDir:              cp.Dir,
+		SavepointDir:               cp.SavepointDir,
+		Interval:                   "off",
+		IntervalMillis:             cp.Interval.Milliseconds(),
+		Timeout:                    cp.Timeout.String(),
+		NumRetained:                cp.NumRetained,
+		TolerableFailedCheckpoints: cp.TolerableFailed,
+		Incremental:                cp.Incremental,
+		DataInlineThreshold:        cp.DataInlineThreshold,
+		PluginDir:                  c.Plugins.Dir,
+		Deprecations:               append([]string{}, c.Deprecations...),
+		Warnings:                   append([]string{}, c.Warnings...),
+	}
+	if e.PluginDir == "" {
+		e.PluginDir = "(default: plugins/ beside the runner binary)"
+	}
+	e.explainBackend(c)
+	e.explainStorage(c)
+	e.explainSchedule(c)
+	return e
+}
+
+// explainBackend says where working state lives.
+func (e *Explanation) explainBackend(c *Config) {
+	switch c.StateBackend {
+	case Hashmap:
+		e.WorkingState = "Working state lives on the heap of the hashmap plugin process, in this machine's memory: " +
+			"fast, limited by memory, and gone when that process or this machine is."
+	case LevelDB:
+		dir := c.BackendOptions["localdir"]
+		e.WorkingStateDir = dir
+		where := "a directory the leveldb plugin creates under the system temp directory (set state.backend.leveldb.localdir to choose one)"
+		if dir != "" {
+			where = dir
+		}
+		e.WorkingState = fmt.Sprintf("Working state lives in leveldb files at %s on local disk (an embedded LSM store, so state can "+
+			"outgrow memory). They are working files, not a backup: losing this machine loses them.", where)
+		e.warnLocalDir(c, dir)
+	default:
+		e.WorkingState = fmt.Sprintf("Working state lives wherever the %s plugin keeps it.", c.StateBackend)
+	}
+	e.WorkingState += " A state backend alone is not durable: only checkpoints make state survive failures."
+	if c.Checkpointing.Incremental && c.StateBackend == Hashmap {
+		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s: true has no effect with hashmap, which always takes full snapshots; leveldb takes incremental ones",
+			c.where(KeyIncremental), c.writtenKey(KeyIncremental)))
+	}
+}
+
+// warnLocalDir warns about a leveldb working directory that is remote or on a network file
+// system: the seed's "RocksDB writes to S3" and "point RocksDB at network storage".
+func (e *Explanation) warnLocalDir(c *Config, dir string) {
+	if dir == "" {
+		return
+	}
+	key := c.OptionKey(LevelDB, "localdir")
+	if _, local := localPath(dir); !local {
+		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s is %s, but leveldb works only on local files and never reads or writes remote "+
+			"storage; give it a local directory and send checkpoints to remote storage with %s", c.where(key), key, dir, KeyCheckpointDir))
+		return
+	}
+	p, _ := localPath(dir)
+	if m, ok := mountOf(p); ok && networkFS(m.fsType) {
+		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s %s is on a network file system (%s at %s): the state backend's working files "+
+			"need fast local disk, and network storage does not make them durable; checkpoints do that", c.where(key), key, dir, m.fsType, m.point))
+	}
+}
+
+// explainStorage says where checkpoints go and whether they survive losing this machine.
+func (e *Explanation) explainStorage(c *Config) {
+	cp := c.Checkpointing
+	switch e.CheckpointStorage {
+	case JMStorage:
+		if cp.Dir == "" {
+			e.Checkpoints = fmt.Sprintf("Checkpoints are kept in the memory of the runner (jmstorage, Flink's JobManagerCheckpointStorage), "+
+				"at most %s per state chunk.", sizeText(jmMaxStateSize))
+			e.Durable, e.SurvivesMachineLoss = ptr(false), ptr(false)
+			e.Warnings = append(e.Warnings, "checkpoints are kept only in the runner's memory (jmstorage without a path): they are lost when the "+
+				"runner exits, and each state chunk is capped at 5 MiB; fine for tests, but set "+KeyCheckpointDir+" (filesystem storage) for anything else")
+		} else {
+			desc, survives := e.location(c, cp.Dir)
+			e.Checkpoints = fmt.Sprintf("Checkpoint metadata, with all state inlined (at most %s per state chunk), is written to "+
+				"%s/<job>/chk-N/_metadata (jmstorage with a path, Flink's JobManagerCheckpointStorage(path)); %s.", sizeText(jmMaxStateSize), cp.Dir, desc)
+			e.Durable, e.SurvivesMachineLoss = ptr(true), ptr(survives)
+		}
+		if c.StateBackend == LevelDB {
+			e.Warnings = append(e.Warnings, "leveldb is meant for state larger than memory, but jmstorage caps each state chunk at 5 MiB: "+
+				"checkpoints of large state will fail; use filesystem storage ("+KeyCheckpointStorage+": filesystem with "+KeyCheckpointDir+")")
+		}
+	case FSStorage:
+		desc, survives := e.location(c, cp.Dir)
+		e.Checkpoints = fmt.Sprintf("Checkpoints are written by fsstorage (Flink's FileSystemCheckpointStorage) to %s/<job>/chk-N/, "+
+			"files shared by incremental checkpoints to %s/<job>/shared/, and state under %s inlined into _metadata; %s.",
+			cp.Dir, cp.Dir, sizeText(cp.DataInlineThreshold), desc)
+		e.Durable, e.SurvivesMachineLoss = ptr(true), ptr(survives)
+	default:
+		e.Checkpoints = fmt.Sprintf("Checkpoints are stored by the %s plugin", e.CheckpointStorage)
+		if cp.Dir != "" {
+			e.Checkpoints += " under " + cp.Dir
+		}
+		e.Checkpoints += "; whether they survive losing this machine depends on that plugin and where it writes."
+		if c.StorageFromBackend {
+			e.Checkpoints += fmt.Sprintf(" No checkpoint storage is configured, so the state backend plugin %s, which also implements "+
+				"CheckpointStorage, serves as the storage.", e.CheckpointStorage)
+		}
+	}
+}
+
+// location describes where a checkpoint directory is and whether it survives losing this
+// machine, adding a warning when it does not.
+func (e *Explanation) location(c *Config, dir string) (string, bool) {
+	p, local := localPath(dir)
+	if !local {
+		return "that is remote storage, which survives losing this machine", true
+	}
+	m, known := mountOf(p)
+	switch {
+	case known && networkFS(m.fsType):
+		return fmt.Sprintf("that is a network file system (%s at %s), which survives losing this machine", m.fsType, m.point), true
+	case c.Checkpointing.SharedFilesystem:
+		return fmt.Sprintf("%s: true declares it shared storage, which survives losing this machine", c.writtenKey(KeySharedFilesystem)), true
+	case known && memoryFS(m.fsType):
+		e.Warnings = append(e.Warnings, fmt.Sprintf("checkpoint directory %s is on %s (memory, at %s): checkpoints survive a crash of the runner "+
+			"but not a reboot or the loss of this machine; use s3:// or a shared file system", dir, m.fsType, m.point))
+		return fmt.Sprintf("that is %s (memory) on this machine: checkpoints survive a runner crash, not a reboot", m.fsType), false
+	}
+	fs := "local disk"
+	if known {
+		fs = fmt.Sprintf("local disk (%s at %s)", m.fsType, m.point)
+	}
+	e.Warnings = append(e.Warnings, fmt.Sprintf("checkpoint directory %s is on this machine's %s: checkpoints survive a crash of the runner "+
+		"but not the loss of this machine; use s3:// or a shared file system (and set %s: true if it already is one)", dir, fs, KeySharedFilesystem))
+	return fmt.Sprintf("that is this machine's %s: checkpoints survive a runner crash, but only as long as that disk", fs), false
+}
+
+// explainSchedule describes interval, retention, savepoints and restarts.
+func (e *Explanation) explainSchedule(c *Config) {
+	cp := c.Checkpointing
+	if cp.Interval > 0 {
+		e.Interval = cp.Interval.String()
+	} else {
+		e.Warnings = append(e.Warnings, KeyInterval+" is not set: no periodic checkpoints are taken, so nothing makes the state durable")
+	}
+	e.Retention = "The latest completed checkpoint is kept; older ones are deleted (shared files once no kept checkpoint uses them)."
+	if cp.NumRetained > 1 {
+		e.Retention = fmt.Sprintf("The latest %d completed checkpoints are kept; older ones are deleted (shared files once no kept "+
+			"checkpoint uses them).", cp.NumRetained)
+	}
+	if cp.SavepointDir != "" {
+		e.Savepoints = fmt.Sprintf("Savepoints go to %s unless a target is given; they are self-contained and in the canonical format, "+
+			"so any state backend can restore them.", cp.SavepointDir)
+	} else {
+		e.Savepoints = "No default savepoint directory: give a target when taking a savepoint."
+	}
+	r := c.Restart
+	if r.Type == "none" || r.Attempts == 0 {
+		e.Restart = "On failure the job is not restarted."
+	} else {
+		e.Restart = fmt.Sprintf("On failure the job restarts up to %d times, %s apart, from the latest completed checkpoint.", r.Attempts, r.Delay)
+	}
+	if r.StartOverOnCheckpointLoss {
+		e.Restart += " If no checkpoint can be restored it starts over from scratch."
+	}
+}
+
+// sizeText formats a byte count in binary units.
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,88 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// view is the part of a Config that decides behaviour: everything but messages and lines.
+type view struct {
+	StateBackend, CheckpointStorage string
+	StorageFromBackend              bool
+	BackendOptions, StorageOptions  sdk.Options
+	Checkpointing                   Checkpointing
+	Plugins                         Plugins
+	Job                             Job
+	Restart                         Restart
+	Control                         Control
+}
+
+func viewOf(c *Config) view {
+	return view{c.StateBackend, c.CheckpointStorage, c.StorageFromBackend, c.BackendOptions, c.StorageOptions,
+		c.Checkpointing, c.Plugins, c.Job, c.Restart, c.Control}
+}
+
+// mustParse parses YAML as if it were the file /etc/flowstate/config.yaml.
+func mustParse(t *testing.T, yaml string) *Config {
+	t.Helper()
+	c, err := Parse([]byte(yaml), testFile)
+	if err != nil {
+		t.Fatalf("Parse:\n%s\nerror: %v", yaml, err)
+	}
+	return c
+}
+
+// mustResolve parses and resolves with built-in plugins only.
+func mustResolve(t *testing.T, yaml string) *Config {
+	t.Helper()
+	c := mustParse(t, yaml)
+	if err := Resolve(c, nil); err != nil {
+		t.Fatalf("Resolve:\n%s\nerror: %v", yaml, err)
+	}
+	return c
+}
+
+const testFile = "/etc/flowstate/config.yaml"
+
+// parseErr parses YAML that must fail and returns the error message.
+func parseErr(t *testing.T, yaml string) string {
+	t.Helper()
+	_, err := Parse([]byte(yaml), testFile)
+	if err == nil {
+		t.Fatalf("Parse:\n%s\nwant an error, got none", yaml)
+	}
+	return err.Error()
+}
+
+func wantContains(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(got, w) {
+			t.Errorf("want %q in:\n%s", w, got)
+		}
+	}
+}
+
+func wantEqual(t *testing.T, what string, got, want any) {
+	t.Helper()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("%s: got %#v, want %#v", what, got, want)
+	}
+}
+
+// withMounts points the mount table at a fixture for one test.
+func withMounts(t *testing.T, table string) {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mounts")
+	if err := os.WriteFile(p, []byte(table), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := mountsFile
+	mountsFile = p
+	t.Cleanup(func() { mountsFile = old })
+}
