@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/flowstate/flowstate/sdk"
 )
 
 // jmMaxStateSize is jmstorage's cap on one state chunk, as in Flink's
@@ -143,20 +144,24 @@ func (e *Explanation) explainStorage(c *Config) {
 	cp := c.Checkpointing
 	switch e.CheckpointStorage {
 	case JMStorage:
+		maxSize := int64(jmMaxStateSize)
+		if v, err := sdk.ParseSize(c.StorageOptions["max-state-size"]); err == nil && v > 0 {
+			maxSize = v
+		}
 		if cp.Dir == "" {
-			e.Checkpoints = fmt.Sprintf("Checkpoints are kept in the memory of the runner (jmstorage, Flink's JobManagerCheckpointStorage), "+
-				"at most %s per state chunk.", sizeText(jmMaxStateSize))
+			e.Checkpoints = fmt.Sprintf("Checkpoints are kept in the memory of the jmstorage plugin process (Flink's JobManagerCheckpointStorage), "+
+				"at most %s per state chunk.", sizeText(maxSize))
 			e.Durable, e.SurvivesMachineLoss = ptr(false), ptr(false)
-			e.Warnings = append(e.Warnings, "checkpoints are kept only in the runner's memory (jmstorage without a path): they are lost when the "+
-				"runner exits, and each state chunk is capped at 5 MiB; fine for tests, but set "+KeyCheckpointDir+" (filesystem storage) for anything else")
+			e.Warnings = append(e.Warnings, "checkpoints are kept only in memory (jmstorage without a path): they are lost when the "+
+				"runner or the jmstorage plugin process exits, and each state chunk is capped at "+sizeText(maxSize)+"; fine for tests, but set "+KeyCheckpointDir+" (filesystem storage) for anything else")
 		} else {
 			desc, survives := e.location(c, cp.Dir)
 			e.Checkpoints = fmt.Sprintf("Checkpoint metadata, with all state inlined (at most %s per state chunk), is written to "+
-				"%s/<job>/chk-N/_metadata (jmstorage with a path, Flink's JobManagerCheckpointStorage(path)); %s.", sizeText(jmMaxStateSize), cp.Dir, desc)
+				"%s/<job>/chk-N/_metadata (jmstorage with a path, Flink's JobManagerCheckpointStorage(path)); %s.", sizeText(maxSize), cp.Dir, desc)
 			e.Durable, e.SurvivesMachineLoss = ptr(true), ptr(survives)
 		}
 		if c.StateBackend == LevelDB {
-			e.Warnings = append(e.Warnings, "leveldb is meant for state larger than memory, but jmstorage caps each state chunk at 5 MiB: "+
+			e.Warnings = append(e.Warnings, "leveldb is meant for state larger than memory, but jmstorage caps each state chunk at "+sizeText(maxSize)+": "+
 				"checkpoints of large state will fail; use filesystem storage ("+KeyCheckpointStorage+": filesystem with "+KeyCheckpointDir+")")
 		}
 	case FSStorage:
@@ -211,7 +216,7 @@ func (e *Explanation) explainSchedule(c *Config) {
 	if cp.Interval > 0 {
 		e.Interval = cp.Interval.String()
 	} else {
-		e.Warnings = append(e.Warnings, KeyInterval+" is not set: no periodic checkpoints are taken, so nothing makes the state durable")
+		e.Warnings = append(e.Warnings, KeyInterval+" is not set: no periodic checkpoints are taken; a bounded job still takes a final checkpoint, but a failure before it restarts the job from the beginning")
 	}
 	e.Retention = "The latest completed checkpoint is kept; older ones are deleted (shared files once no kept checkpoint uses them)."
 	if cp.NumRetained > 1 {

@@ -56,8 +56,8 @@ func TestExplainWhereStateAndCheckpointsLive(t *testing.T) {
 	}{
 		{"memory", "execution.checkpointing.interval: 1s\n", ptr(false), ptr(false),
 			[]string{"heap of the hashmap plugin process", "A state backend alone is not durable"},
-			[]string{"memory of the runner", "5 MiB per state chunk"},
-			[]string{"checkpoints are kept only in the runner's memory (jmstorage without a path)"}},
+			[]string{"memory of the jmstorage plugin process", "5 MiB per state chunk"},
+			[]string{"checkpoints are kept only in memory (jmstorage without a path)"}},
 		{"memory with a path", "state.backend: jobmanager\nstate.checkpoints.dir: file:///var/ck\nexecution.checkpointing.interval: 1s\n", ptr(true), ptr(false),
 			nil, []string{"file:///var/ck/<job>/chk-N/_metadata", "JobManagerCheckpointStorage(path)"},
 			[]string{"checkpoint directory file:///var/ck is on this machine's local disk (ext4 at /)"}},

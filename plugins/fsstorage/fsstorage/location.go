@@ -1,0 +1,71 @@
+package fsstorage
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// location is the directory of one checkpoint (chk-N) or savepoint being written.
+type location struct {
+	fs  fsys.FS
+	cfg config
+	id  int64
+	// dir receives exclusive state and the metadata.
+	dir string
+	// sharedDir receives shared state: the job's shared/ for checkpoints, dir itself for
+	// (self-contained) savepoints.
+	sharedDir string
+	savepoint bool
+}
+
+var _ sdk.CheckpointStorageLocation = (*location)(nil)
+
+// CreateCheckpointStateOutputStream implements sdk.CheckpointStreamFactory.
+func (l *location) CreateCheckpointStateOutputStream(ctx context.Context, scope sdk.Scope) (sdk.CheckpointStateOutputStream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, wrapf(err, "create state stream in '%s'", l.dir)
+	}
+	dir := l.dir
+	switch scope {
+	case sdk.ScopeExclusive:
+	case sdk.ScopeShared:
+		dir = l.sharedDir
+	default:
+		return nil, errorf(sdk.ErrInvalidArgument, nil, "unknown state scope %d", int(scope))
+	}
+	return newStateStream(l.fs, dir, scope, l.cfg.inlineThreshold, l.cfg.writeBufferSize), nil
+}
+
+// CreateMetadataOutputStream implements sdk.CheckpointStorageLocation. The metadata goes to
+// a temporary file in the location's directory until CloseAndFinalize publishes it.
+func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.MetadataOutputStream, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, wrapf(err, "create metadata stream in '%s'", l.dir)
+	}
+	final := filepath.Join(l.dir, metadataName)
+	if _, err := l.fs.Stat(final); err == nil {
+		return nil, errorf(fs.ErrExist, nil, "metadata file '%s' already exists", final)
+	}
+	return newMetadataStream(l)
+}
+
+// DisposeOnFailure implements sdk.CheckpointStorageLocation: it removes the metadata, if
+// any, then the whole directory. Shared state is left to the runner.
+func (l *location) DisposeOnFailure(_ context.Context) error {
+	meta := filepath.Join(l.dir, metadataName)
+	if err := l.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return wrapf(err, "dispose failed checkpoint: remove '%s'", meta)
+	}
+	if err := l.fs.RemoveAll(l.dir); err != nil {
+		return wrapf(err, "dispose failed checkpoint: remove '%s'", l.dir)
+	}
+	return nil
+}
+
+// LocationReference implements sdk.CheckpointStorageLocation: the directory's path.
+func (l *location) LocationReference() string { return l.dir }

@@ -1,0 +1,144 @@
+package fsstorage
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// metadataStream writes a checkpoint's metadata to a temporary file and publishes it as
+// _metadata on CloseAndFinalize.
+type metadataStream struct {
+	loc  *location
+	file fsys.File
+	tmp  string
+	err  error
+	done bool
+}
+
+var _ sdk.MetadataOutputStream = (*metadataStream)(nil)
+
+func newMetadataStream(l *location) (*metadataStream, error) {
+	suffix, err := randomHex(8)
+	if err != nil {
+		return nil, wrapf(err, "metadata stream in '%s'", l.dir)
+	}
+	tmp := filepath.Join(l.dir, metadataTempPfx+suffix)
+	f, err := l.fs.Create(tmp)
+	if err != nil {
+		return nil, wrapf(err, "create temporary metadata file '%s'", tmp)
+	}
+	return &metadataStream{loc: l, file: f, tmp: tmp}, nil
+}
+
+// Write implements io.Writer.
+func (m *metadataStream) Write(p []byte) (int, error) {
+	if m.done {
+		return 0, errorf(errStreamClosed, nil, "write metadata '%s'", m.tmp)
+	}
+	if m.err != nil {
+		return 0, m.err
+	}
+	n, err := m.file.Write(p)
+	if err != nil {
+		m.err = wrapf(err, "write temporary metadata file '%s'", m.tmp)
+		m.discard()
+		return n, m.err
+	}
+	return n, nil
+}
+
+// discard closes and removes the temporary file.
+func (m *metadataStream) discard() error {
+	if m.file == nil {
+		return nil
+	}
+	m.file.Close()
+	m.file = nil
+	if err := m.loc.fs.Remove(m.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return wrapf(err, "remove temporary metadata file '%s'", m.tmp)
+	}
+	return nil
+}
+
+// CloseAndFinalize implements sdk.MetadataOutputStream. It syncs the directories holding
+// the checkpoint's state files, syncs the metadata, publishes it as _metadata without
+// replacing an existing one, and syncs the directory entries.
+func (m *metadataStream) CloseAndFinalize(ctx context.Context) (sdk.CompletedCheckpointStorageLocation, error) {
+	var none sdk.CompletedCheckpointStorageLocation
+	if m.done {
+		return none, errorf(errStreamClosed, nil, "finalize metadata in '%s'", m.loc.dir)
+	}
+	m.done = true
+	if m.err != nil {
+		return none, m.err
+	}
+	if err := ctx.Err(); err != nil {
+		m.discard()
+		return none, wrapf(err, "finalize metadata in '%s'", m.loc.dir)
+	}
+	if err := m.finalize(); err != nil {
+		m.discard()
+		return none, err
+	}
+	loc, err := completedAt(m.loc.fs, m.loc.dir)
+	if err != nil {
+		return none, err
+	}
+	loc.CheckpointID = m.loc.id
+	return loc, nil
+}
+
+// finalize does the durable, atomic publication of the metadata.
+func (m *metadataStream) finalize() error {
+	store, dir := m.loc.fs, m.loc.dir
+	syncDirs := []string{dir}
+	if m.loc.sharedDir != dir {
+		syncDirs = append(syncDirs, m.loc.sharedDir)
+	}
+	for _, d := range syncDirs {
+		if err := store.SyncDir(d); err != nil {
+			return wrapf(err, "sync state directory '%s'", d)
+		}
+	}
+	if err := m.file.Sync(); err != nil {
+		return wrapf(err, "sync temporary metadata file '%s'", m.tmp)
+	}
+	f := m.file
+	m.file = nil
+	if err := f.Close(); err != nil {
+		store.Remove(m.tmp)
+		return wrapf(err, "close temporary metadata file '%s'", m.tmp)
+	}
+	final := filepath.Join(dir, metadataName)
+	if err := store.RenameNoReplace(m.tmp, final); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			store.Remove(m.tmp)
+			return wrapf(err, "metadata file '%s' already exists: the checkpoint is already complete", final)
+		}
+		// The temporary file may or may not still exist; remove it either way.
+		store.Remove(m.tmp)
+		return wrapf(err, "publish metadata file '%s'", final)
+	}
+	if err := store.SyncDir(dir); err != nil {
+		return wrapf(err, "sync checkpoint directory '%s'", dir)
+	}
+	if err := store.SyncDir(filepath.Dir(dir)); err != nil {
+		return wrapf(err, "sync directory '%s'", filepath.Dir(dir))
+	}
+	return nil
+}
+
+// Close implements sdk.MetadataOutputStream: without CloseAndFinalize it removes the
+// metadata written so far.
+func (m *metadataStream) Close() error {
+	if m.done {
+		return nil
+	}
+	m.done = true
+	return m.discard()
+}

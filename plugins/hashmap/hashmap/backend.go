@@ -1,0 +1,62 @@
+// Package hashmap is the hashmap state backend: it keeps each keyed backend's state as Go
+// maps in the plugin's heap and takes full snapshots in the canonical format
+// (sdk.FormatCanonical), like Flink's HashMapStateBackend.
+//
+// Snapshots are copy-on-write. Each keyed backend's state is split into shards; Snapshot only
+// opens a new snapshot epoch, so it takes microseconds whatever the state's size. The first
+// write to a shard after a Snapshot hands the shard's current map to the pending snapshots
+// and goes on with a clone, and the asynchronous Snapshot.Write pins each shard it has not
+// yet received and serializes it while processing continues. Several snapshots may be
+// pending at once.
+package hashmap
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Name is the plugin's name.
+const Name = "hashmap"
+
+// Version is the plugin's version.
+const Version = "0.1.0"
+
+// Backend is the hashmap state backend plugin.
+type Backend struct{}
+
+var _ sdk.StateBackend = (*Backend)(nil)
+
+// New returns a hashmap state backend.
+func New() *Backend { return &Backend{} }
+
+// PluginInfo returns the plugin's name and version.
+func (b *Backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: Name, Version: Version} }
+
+// Configure checks the options. The only option is sdk.OptionIncremental: hashmap takes full
+// snapshots only, so "true" is accepted with a warning, as in Flink.
+func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
+	if err := opts.CheckKnown(sdk.OptionIncremental); err != nil {
+		return err
+	}
+	if v, ok := opts[sdk.OptionIncremental]; ok {
+		inc, err := strconv.ParseBool(v)
+		if err != nil {
+			return &sdk.OptionError{Option: sdk.OptionIncremental, Value: v, Err: fmt.Errorf("want true or false")}
+		}
+		if inc {
+			sdk.Logger().Warn("the hashmap state backend does not support incremental checkpoints; it takes full snapshots", "option", sdk.OptionIncremental, "value", v)
+		}
+	}
+	return nil
+}
+
+// CreateKeyedStateBackend returns an empty keyed backend for one operator subtask.
+func (b *Backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
+	if p.KeyGroups.Start < 0 || p.KeyGroups.End <= p.KeyGroups.Start {
+		return nil, fmt.Errorf("hashmap: keyed backend for %s/%s subtask %d: invalid key group range %s: %w", p.JobID, p.OperatorID, p.Subtask, p.KeyGroups, sdk.ErrInvalidArgument)
+	}
+	return newKeyed(p), nil
+}

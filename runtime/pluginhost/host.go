@@ -1,0 +1,169 @@
+// Package pluginhost is the runner's view of its plugins: it finds the binaries named
+// flowstate-plugin-NAME in the plugin directory, checks them, starts one process per name
+// and restarts it on demand. Built-in plugins can run in the runner's process instead,
+// through the same sdk interfaces.
+package pluginhost
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Prefix starts the file name of every plugin binary: flowstate-plugin-NAME.
+const Prefix = "flowstate-plugin-"
+
+// Options configure a Host.
+type Options struct {
+	// Dir is the plugin directory.
+	Dir string
+	// Checksums pins plugin binaries by name to their hex SHA-256.
+	Checksums map[string]string
+	// Logger receives the host's and the plugins' log lines; nil means a logger that
+	// discards them.
+	Logger hclog.Logger
+	// Builtins are plugins that can run in the runner's process, by name.
+	Builtins map[string]func() sdk.Plugin
+	// InProcess runs a plugin from Builtins, when there is one by that name, instead of
+	// its binary.
+	InProcess bool
+}
+
+// Host starts and keeps the runner's plugin processes.
+type Host struct {
+	opts   Options
+	logger hclog.Logger
+
+	mu        sync.Mutex
+	instances map[string]*Instance
+	closed    bool
+}
+
+// New returns a Host; it starts nothing until Open.
+func New(opts Options) *Host {
+	logger := opts.Logger
+	if logger == nil {
+		logger = hclog.NewNullLogger()
+	}
+	return &Host{opts: opts, logger: logger, instances: map[string]*Instance{}}
+}
+
+// ErrUnknownPlugin: no plugin by that name in the plugin directory (nor a builtin).
+var ErrUnknownPlugin = errors.New("unknown plugin")
+
+// Open returns the running instance of plugin name, starting it the first time. Later
+// calls return the same instance, even if its process has exited since (see
+// Instance.Alive and Instance.Restart).
+func (h *Host) Open(ctx context.Context, name string) (*Instance, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, fmt.Errorf("plugin %s: the plugin host is closed", name)
+	}
+	if in, ok := h.instances[name]; ok {
+		return in, nil
+	}
+	in, err := h.newInstance(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := in.start(ctx); err != nil {
+		return nil, err
+	}
+	h.instances[name] = in
+	return in, nil
+}
+
+func (h *Host) newInstance(name string) (*Instance, error) {
+	if !validName(name) {
+		return nil, fmt.Errorf("plugin name %q: must match [a-z0-9][a-z0-9-]*: %w", name, ErrUnknownPlugin)
+	}
+	if f, ok := h.opts.Builtins[name]; ok && h.opts.InProcess {
+		return &Instance{name: name, builtin: f, logger: h.logger}, nil
+	}
+	path := filepath.Join(h.opts.Dir, Prefix+name)
+	if _, err := os.Stat(path); err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("plugin %s: %w", name, err)
+		}
+		if f, ok := h.opts.Builtins[name]; ok {
+			return &Instance{name: name, builtin: f, logger: h.logger}, nil
+		}
+		return nil, h.unknown(name)
+	}
+	if err := checkPermissions(h.opts.Dir, path); err != nil {
+		return nil, err
+	}
+	return &Instance{name: name, path: path, sha256: h.opts.Checksums[name], logger: h.logger}, nil
+}
+
+// unknown explains that plugin name does not exist, listing the names that do.
+func (h *Host) unknown(name string) error {
+	names, err := h.names()
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w: %w", name, ErrUnknownPlugin, err)
+	}
+	for b := range h.opts.Builtins {
+		names = append(names, b+" (built in)")
+	}
+	sort.Strings(names)
+	found := "none"
+	if len(names) > 0 {
+		found = strings.Join(names, ", ")
+	}
+	return fmt.Errorf("plugin %s: %w: no file %s in %s (found: %s)", name, ErrUnknownPlugin, Prefix+name, h.opts.Dir, found)
+}
+
+// names returns the names of the plugin binaries in the plugin directory.
+func (h *Host) names() ([]string, error) {
+	entries, err := os.ReadDir(h.opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("plugin directory: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if n, ok := strings.CutPrefix(e.Name(), Prefix); ok && !e.IsDir() {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// Close kills every plugin process; the host opens nothing afterwards.
+func (h *Host) Close() {
+	h.mu.Lock()
+	h.closed = true
+	instances := h.instances
+	h.instances = map[string]*Instance{}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, in := range instances {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in.Kill()
+		}()
+	}
+	wg.Wait()
+}
+
+func validName(name string) bool {
+	if name == "" || name[0] == '-' {
+		return false
+	}
+	for _, r := range name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			return false
+		}
+	}
+	return true
+}

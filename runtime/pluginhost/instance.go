@@ -1,0 +1,172 @@
+package pluginhost
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
+)
+
+// Instance is one plugin, running in its own process or (a builtin) in the runner's.
+type Instance struct {
+	name    string
+	path    string // binary; empty for a builtin
+	sha256  string
+	builtin func() sdk.Plugin
+	logger  hclog.Logger
+
+	mu     sync.Mutex
+	proc   *host.Plugin // process of a binary
+	impl   sdk.Plugin   // value of a builtin
+	killed chan struct{}
+}
+
+// neverDone is the Done channel of builtins: they exit with the runner.
+var neverDone = make(chan struct{})
+
+func (in *Instance) start(ctx context.Context) error {
+	if in.builtin != nil {
+		impl := in.builtin()
+		if impl == nil {
+			return fmt.Errorf("plugin %s: the builtin returned no plugin", in.name)
+		}
+		in.impl = impl
+		in.killed = make(chan struct{})
+		return nil
+	}
+	p, err := host.Start(ctx, host.Config{Path: in.path, SHA256: in.sha256, Logger: in.logger})
+	if err != nil {
+		return err
+	}
+	if got := p.Info().Name; got != in.name {
+		in.logger.Warn("plugin reports another name than its file", "plugin", in.name, "reported", got, "path", in.path)
+	}
+	in.proc = p
+	return nil
+}
+
+// Name returns the plugin's name, as in flowstate-plugin-NAME.
+func (in *Instance) Name() string { return in.name }
+
+// Info describes the plugin; Path is empty and Protocol is sdk.ProtocolVersion for a
+// builtin.
+func (in *Instance) Info() host.Info {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.proc != nil {
+		return in.proc.Info()
+	}
+	pi := in.impl.PluginInfo()
+	return host.Info{Name: pi.Name, Version: pi.Version, Kinds: sdk.KindsOf(in.impl), Protocol: sdk.ProtocolVersion}
+}
+
+// Configure passes the plugin its options.
+func (in *Instance) Configure(ctx context.Context, opts sdk.Options) error {
+	in.mu.Lock()
+	proc, impl := in.proc, in.impl
+	in.mu.Unlock()
+	if proc != nil {
+		return proc.Configure(ctx, opts)
+	}
+	return impl.Configure(ctx, opts)
+}
+
+// StateBackend returns the plugin's state backend, if it is one.
+func (in *Instance) StateBackend() (sdk.StateBackend, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.proc != nil {
+		return in.proc.StateBackend()
+	}
+	sb, ok := in.impl.(sdk.StateBackend)
+	return sb, ok
+}
+
+// CheckpointStorage returns the plugin's checkpoint storage, if it is one.
+func (in *Instance) CheckpointStorage() (sdk.CheckpointStorage, bool) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.proc != nil {
+		return in.proc.CheckpointStorage()
+	}
+	cs, ok := in.impl.(sdk.CheckpointStorage)
+	return cs, ok
+}
+
+// Done is closed when the plugin's current process exits (for a builtin: when it is
+// killed). After Restart, call Done again for the new process.
+func (in *Instance) Done() <-chan struct{} {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.proc != nil {
+		return in.proc.Done()
+	}
+	return in.killed
+}
+
+// Alive reports whether the plugin's process is running.
+func (in *Instance) Alive() bool {
+	select {
+	case <-in.Done():
+		return false
+	default:
+		return true
+	}
+}
+
+// ExitError says how the plugin's process ended (exit status and last stderr lines); nil
+// while it runs and for a builtin.
+func (in *Instance) ExitError() error {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.proc == nil {
+		return nil
+	}
+	return in.proc.ExitError()
+}
+
+// Pid returns the plugin's process id, 0 for a builtin.
+func (in *Instance) Pid() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	if in.proc == nil {
+		return 0
+	}
+	return in.proc.Pid()
+}
+
+// Restart kills the plugin's process if it still runs and starts a new one (a builtin
+// gets a fresh value). Everything obtained from the old one is gone: the caller
+// configures the plugin again and recreates its backends and accesses.
+func (in *Instance) Restart(ctx context.Context) error {
+	in.Kill()
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.proc, in.impl = nil, nil
+	if err := in.start(ctx); err != nil {
+		return fmt.Errorf("restarting plugin %s: %w", in.name, err)
+	}
+	return nil
+}
+
+// Kill stops the plugin's process and waits until it is gone.
+func (in *Instance) Kill() {
+	in.mu.Lock()
+	proc, killed := in.proc, in.killed
+	in.mu.Unlock()
+	if proc != nil {
+		proc.Kill()
+		return
+	}
+	if killed != nil {
+		select {
+		case <-killed:
+		default:
+			close(killed)
+		}
+	}
+}

@@ -1,0 +1,265 @@
+package pluginhost_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/internal/testplugins"
+	"github.com/flowstate/flowstate/internal/testplugins/memstore"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+var builtDir string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "flowstate-pluginhost-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if err := testplugins.Build(dir); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	builtDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// pluginDir returns a fresh plugin directory holding the named test plugins.
+func pluginDir(t *testing.T, names ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range names {
+		if err := os.Link(filepath.Join(builtDir, testplugins.Prefix+n), filepath.Join(dir, testplugins.Prefix+n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestOpenReuseRestartKill(t *testing.T) {
+	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem", "memstorage")})
+	defer h.Close()
+	ctx := ctxT(t)
+	in, err := h.Open(ctx, "mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := h.Open(ctx, "mem")
+	if err != nil || again != in {
+		t.Fatalf("second Open = %p, %v; want the same instance %p", again, err, in)
+	}
+	if in.Name() != "mem" || in.Info().Version != "0.1.0" || !in.Alive() {
+		t.Errorf("instance %s info %+v alive %v", in.Name(), in.Info(), in.Alive())
+	}
+	if _, ok := in.StateBackend(); !ok {
+		t.Error("mem has no state backend")
+	}
+	pid := in.Pid()
+	in.Kill()
+	select {
+	case <-in.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("Done not closed after Kill")
+	}
+	if in.Alive() || in.ExitError() == nil {
+		t.Errorf("after Kill: alive %v, exit error %v", in.Alive(), in.ExitError())
+	}
+	if err := in.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !in.Alive() || in.Pid() == pid {
+		t.Errorf("after Restart: alive %v pid %d (was %d)", in.Alive(), in.Pid(), pid)
+	}
+	if err := in.Configure(ctx, sdk.Options{"greeting": "again"}); err != nil {
+		t.Error(err)
+	}
+	st, err := h.Open(ctx, "memstorage")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Close()
+	for _, i := range []*pluginhost.Instance{in, st} {
+		if i.Alive() {
+			t.Errorf("%s runs after Close", i.Name())
+		}
+	}
+	if _, err := h.Open(ctx, "mem"); err == nil {
+		t.Error("Open after Close succeeded")
+	}
+}
+
+func TestUnknownPluginListsWhatIsThere(t *testing.T) {
+	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem", "memstorage")})
+	defer h.Close()
+	_, err := h.Open(ctxT(t), "hashmap")
+	if !errors.Is(err, pluginhost.ErrUnknownPlugin) || !strings.Contains(err.Error(), "mem, memstorage") || !strings.Contains(err.Error(), "flowstate-plugin-hashmap") {
+		t.Errorf("unknown plugin: %v", err)
+	}
+	if _, err := h.Open(ctxT(t), "../mem"); !errors.Is(err, pluginhost.ErrUnknownPlugin) {
+		t.Errorf("bad name: %v", err)
+	}
+}
+
+func TestRefusesWorldWritable(t *testing.T) {
+	dir := pluginDir(t, "mem")
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	h := pluginhost.New(pluginhost.Options{Dir: dir})
+	defer h.Close()
+	if _, err := h.Open(ctxT(t), "mem"); !errors.Is(err, pluginhost.ErrInsecure) || !strings.Contains(err.Error(), dir) {
+		t.Errorf("world-writable directory: %v", err)
+	}
+	dir2 := t.TempDir()
+	bin := filepath.Join(dir2, testplugins.Prefix+"mem")
+	data, err := os.ReadFile(filepath.Join(builtDir, testplugins.Prefix+"mem"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(bin, 0o757); err != nil {
+		t.Fatal(err)
+	}
+	h2 := pluginhost.New(pluginhost.Options{Dir: dir2})
+	defer h2.Close()
+	if _, err := h2.Open(ctxT(t), "mem"); !errors.Is(err, pluginhost.ErrInsecure) || !strings.Contains(err.Error(), bin) {
+		t.Errorf("world-writable binary: %v", err)
+	}
+}
+
+func TestChecksumsPin(t *testing.T) {
+	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem"), Checksums: map[string]string{"mem": strings.Repeat("0", 64)}})
+	defer h.Close()
+	if _, err := h.Open(ctxT(t), "mem"); err == nil || !strings.Contains(err.Error(), strings.Repeat("0", 64)) {
+		t.Errorf("pinned to a wrong hash: %v", err)
+	}
+}
+
+func TestList(t *testing.T) {
+	dir := pluginDir(t, "mem", "memstorage", "junk", "crash", "memv3")
+	if err := os.WriteFile(filepath.Join(dir, "README"), []byte("hi"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := pluginhost.New(pluginhost.Options{Dir: dir})
+	defer h.Close()
+	ls := h.List(ctxT(t))
+	byName := map[string]pluginhost.Listing{}
+	for _, l := range ls {
+		byName[l.Name] = l
+		if len(l.SHA256) != 64 || l.Path == "" {
+			t.Errorf("listing %+v lacks hash or path", l)
+		}
+	}
+	if len(ls) != 6 {
+		t.Fatalf("listed %d files, want 6: %+v", len(ls), ls)
+	}
+	mem := byName["mem"]
+	if mem.Err != nil || mem.Version != "0.1.0" || mem.Protocol != 1 || len(mem.Kinds) != 2 {
+		t.Errorf("mem listing %+v", mem)
+	}
+	if k := byName["memstorage"].Kinds; len(k) != 1 || k[0] != sdk.KindCheckpointStorage {
+		t.Errorf("memstorage kinds %v", k)
+	}
+	for _, bad := range []string{"junk", "crash", "memv3", "README"} {
+		if byName[bad].Err == nil {
+			t.Errorf("%s listed without error", bad)
+		}
+	}
+	missing := pluginhost.New(pluginhost.Options{Dir: filepath.Join(dir, "nope")}).List(ctxT(t))
+	if len(missing) != 1 || missing[0].Err == nil {
+		t.Errorf("missing directory listed as %+v", missing)
+	}
+}
+
+func TestBuiltinsInProcess(t *testing.T) {
+	builtins := map[string]func() sdk.Plugin{"mem": func() sdk.Plugin { return memstore.New() }, "inproc": func() sdk.Plugin { return memstore.New() }}
+	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem"), Builtins: builtins, InProcess: true})
+	defer h.Close()
+	in, err := h.Open(ctxT(t), "mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Pid() != 0 || in.Info().Path != "" || in.Info().Protocol != sdk.ProtocolVersion {
+		t.Errorf("in-process mem: pid %d info %+v", in.Pid(), in.Info())
+	}
+	b, ok := in.StateBackend()
+	if !ok {
+		t.Fatal("no state backend")
+	}
+	if _, err := b.CreateKeyedStateBackend(ctxT(t), sdk.KeyedBackendParams{KeyGroups: sdk.KeyGroupRange{Start: 0, End: 1}}); err != nil {
+		t.Error(err)
+	}
+	in.Kill()
+	if in.Alive() {
+		t.Error("builtin alive after Kill")
+	}
+	if err := in.Restart(ctxT(t)); err != nil || !in.Alive() {
+		t.Errorf("builtin restart: %v, alive %v", err, in.Alive())
+	}
+	// Without InProcess, a binary wins; a builtin fills in for a missing binary.
+	h2 := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem"), Builtins: builtins})
+	defer h2.Close()
+	if in, err := h2.Open(ctxT(t), "mem"); err != nil || in.Pid() == 0 {
+		t.Errorf("mem without InProcess: pid %d, %v", in.Pid(), err)
+	}
+	if in, err := h2.Open(ctxT(t), "inproc"); err != nil || in.Pid() != 0 {
+		t.Errorf("builtin without binary: %v", err)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestPluginLogsReachTheLogger(t *testing.T) {
+	var buf syncBuffer
+	logger := hclog.New(&hclog.LoggerOptions{Name: "runner", Level: hclog.Info, Output: &buf})
+	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "noisy"), Logger: logger})
+	defer h.Close()
+	if _, err := h.Open(ctxT(t), "noisy"); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(buf.String(), "runner.flowstate-plugin-noisy: noise") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no plugin log line under the plugin's name in:\n%.2000s", buf.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,277 @@
+// Package host starts Flowstate plugin binaries and hands out what they serve as the very
+// same sdk interfaces (sdk.StateBackend, sdk.CheckpointStorage), backed by gRPC clients.
+// It is the host side of the protocol package sdk serves: the runner and tests use it.
+package host
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/wire"
+)
+
+// DefaultStartTimeout bounds a plugin's start-up when Config.StartTimeout is zero.
+const DefaultStartTimeout = 10 * time.Second
+
+// Config says which plugin binary to start and how.
+type Config struct {
+	// Path is the plugin binary.
+	Path string
+	// SHA256 is the binary's expected SHA-256 in hex; empty skips the check.
+	SHA256 string
+	// Logger receives the plugin's log lines under the binary's name; nil means
+	// hclog.Default().
+	Logger hclog.Logger
+	// StartTimeout bounds the start-up handshake; zero means DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Protocols are the protocol versions the host speaks; nil means
+	// {sdk.ProtocolVersion}. The highest version both sides speak is used.
+	Protocols []int
+}
+
+// Info describes a started plugin.
+type Info struct {
+	// Name and Version are what the plugin reports.
+	Name, Version string
+	// Kinds are the kinds the plugin serves, state backend first.
+	Kinds []sdk.Kind
+	// Protocol is the negotiated protocol version.
+	Protocol int
+	// Path is the binary's absolute path.
+	Path string
+}
+
+// remote is what the go-plugin client of package sdk offers the host.
+type remote interface {
+	Describe(ctx context.Context) (sdk.PluginInfo, []sdk.Kind, []int, error)
+	Configure(ctx context.Context, opts sdk.Options) error
+	StateBackend(info sdk.PluginInfo) sdk.StateBackend
+	CheckpointStorage(info sdk.PluginInfo) sdk.CheckpointStorage
+	Done() <-chan struct{}
+}
+
+// Plugin is a running plugin process.
+type Plugin struct {
+	info   Info
+	client *plugin.Client
+	cmd    *exec.Cmd
+	remote remote
+	stderr *tail
+	killMu sync.Mutex
+}
+
+// Start starts the plugin binary cfg.Path, completes the handshake and asks the plugin
+// what it is. Every error names the file. The caller must Kill the plugin when done.
+func Start(ctx context.Context, cfg Config) (*Plugin, error) {
+	path, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("plugin %s: %w", cfg.Path, err)
+	}
+	if err := checkExecutable(path); err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = hclog.Default()
+	}
+	timeout := cfg.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	protocols := slices.Clone(cfg.Protocols)
+	if len(protocols) == 0 {
+		protocols = []int{sdk.ProtocolVersion}
+	}
+	slices.Sort(protocols)
+	gp := wire.Plugin()
+	if gp == nil {
+		return nil, errors.New("plugin host: package sdk is not linked in")
+	}
+	versioned := make(map[int]plugin.PluginSet, len(protocols))
+	for _, v := range protocols {
+		versioned[v] = plugin.PluginSet{wire.PluginName: gp}
+	}
+
+	cmd := exec.Command(path)
+	cmd.Env = []string{wire.LogLevelEnv + "=" + levelName(logger)}
+	cmd.SysProcAttr = sysProcAttr()
+	named := logger.Named(filepath.Base(path))
+	p := &Plugin{cmd: cmd, stderr: newTail(stderrTailLines)}
+	cc := &plugin.ClientConfig{
+		HandshakeConfig:  sdk.Handshake,
+		VersionedPlugins: versioned,
+		Cmd:              cmd,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		StartTimeout:     timeout,
+		Stderr:           p.stderr,
+		SyncStdout:       newLineLogger(named, hclog.Info),
+		SyncStderr:       newLineLogger(named, hclog.Warn),
+		Logger:           logger,
+	}
+	if cfg.SHA256 != "" {
+		sum, err := hex.DecodeString(cfg.SHA256)
+		if err != nil || len(sum) != 32 {
+			return nil, fmt.Errorf("plugin %s: checksum pin %q is not a hex SHA-256", path, cfg.SHA256)
+		}
+		cc.SecureConfig = &plugin.SecureConfig{Checksum: sum, Hash: newSHA256()}
+	}
+	p.client = plugin.NewClient(cc)
+
+	proto, err := connect(ctx, p.client)
+	if err != nil {
+		p.client.Kill()
+		return nil, p.startError(path, cfg.SHA256, protocols, err)
+	}
+	raw, err := proto.Dispense(wire.PluginName)
+	if err != nil {
+		p.client.Kill()
+		return nil, fmt.Errorf("plugin %s: %w", path, err)
+	}
+	r, ok := raw.(remote)
+	if !ok {
+		p.client.Kill()
+		return nil, fmt.Errorf("plugin %s: unexpected client type %T", path, raw)
+	}
+	p.remote = r
+	dctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	info, kinds, _, err := r.Describe(dctx)
+	if err != nil {
+		p.client.Kill()
+		return nil, fmt.Errorf("plugin %s: describing itself: %w", path, err)
+	}
+	if len(kinds) == 0 {
+		p.client.Kill()
+		return nil, fmt.Errorf("plugin %s (%s) serves no kind", path, info.Name)
+	}
+	p.info = Info{Name: info.Name, Version: info.Version, Kinds: kinds, Protocol: p.client.NegotiatedVersion(), Path: path}
+	return p, nil
+}
+
+// connect completes go-plugin's start-up, or gives up when ctx ends.
+func connect(ctx context.Context, c *plugin.Client) (plugin.ClientProtocol, error) {
+	type result struct {
+		cp  plugin.ClientProtocol
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		cp, err := c.Client()
+		ch <- result{cp, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.cp, r.err
+	case <-ctx.Done():
+		c.Kill()
+		<-ch
+		return nil, ctx.Err()
+	}
+}
+
+// Info describes the plugin.
+func (p *Plugin) Info() Info {
+	i := p.info
+	i.Kinds = slices.Clone(i.Kinds)
+	return i
+}
+
+// Configure passes the plugin its options (sdk.Plugin.Configure).
+func (p *Plugin) Configure(ctx context.Context, opts sdk.Options) error {
+	if err := p.remote.Configure(ctx, opts); err != nil {
+		return fmt.Errorf("configuring plugin %s: %w", p.info.Name, err)
+	}
+	return nil
+}
+
+// StateBackend returns the plugin's state backend, if it serves one.
+func (p *Plugin) StateBackend() (sdk.StateBackend, bool) {
+	if !slices.Contains(p.info.Kinds, sdk.KindStateBackend) {
+		return nil, false
+	}
+	return p.remote.StateBackend(sdk.PluginInfo{Name: p.info.Name, Version: p.info.Version}), true
+}
+
+// CheckpointStorage returns the plugin's checkpoint storage, if it serves one.
+func (p *Plugin) CheckpointStorage() (sdk.CheckpointStorage, bool) {
+	if !slices.Contains(p.info.Kinds, sdk.KindCheckpointStorage) {
+		return nil, false
+	}
+	return p.remote.CheckpointStorage(sdk.PluginInfo{Name: p.info.Name, Version: p.info.Version}), true
+}
+
+// Done is closed when the plugin process has exited.
+func (p *Plugin) Done() <-chan struct{} { return p.remote.Done() }
+
+// Exited reports whether the plugin process has exited.
+func (p *Plugin) Exited() bool {
+	select {
+	case <-p.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// Pid returns the plugin's process id.
+func (p *Plugin) Pid() int { return p.cmd.Process.Pid }
+
+// Kill stops the plugin: it asks it to exit, and kills it after 2 s. It returns once the
+// process is gone.
+func (p *Plugin) Kill() {
+	p.killMu.Lock()
+	defer p.killMu.Unlock()
+	p.client.Kill()
+}
+
+// ExitError says how the plugin process ended (exit status and its last stderr lines);
+// nil while it runs.
+func (p *Plugin) ExitError() error {
+	if !p.Exited() {
+		return nil
+	}
+	return fmt.Errorf("plugin %s (pid %d) exited: %s%s", p.info.Path, p.Pid(), exitState(p.cmd), p.stderr.format())
+}
+
+func exitState(cmd *exec.Cmd) string {
+	if cmd.ProcessState == nil {
+		return "unknown status"
+	}
+	return cmd.ProcessState.String()
+}
+
+// checkExecutable makes sure path is an executable regular file.
+func checkExecutable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("plugin %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("plugin %s is not a regular file (mode %s): %w", path, fi.Mode(), ErrNotExecutable)
+	}
+	if fi.Mode().Perm()&0o111 == 0 {
+		return fmt.Errorf("plugin %s is not executable (mode %s): %w", path, fi.Mode(), ErrNotExecutable)
+	}
+	return nil
+}
+
+func levelName(l hclog.Logger) string {
+	lv := l.GetLevel()
+	if lv == hclog.NoLevel || lv == hclog.Off {
+		return "info"
+	}
+	return strings.ToLower(lv.String())
+}

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package host
+
+import "syscall"
+
+// sysProcAttr: no parent-death signal off Linux; sdk.Serve watches its parent instead.
+func sysProcAttr() *syscall.SysProcAttr { return nil }

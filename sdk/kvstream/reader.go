@@ -1,0 +1,253 @@
+package kvstream
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Reader reads a canonical stream through its own buffer. It is not safe for concurrent
+// use.
+type Reader struct {
+	r      io.Reader
+	buf    []byte
+	pos    int // next unread byte in buf
+	end    int // end of the valid bytes in buf
+	crcPos int // buf[crcPos:pos] is consumed but not yet in crc
+	crc    uint32
+	count  uint64
+	big    []byte // scratch for records larger than buf
+	eof    bool   // r returned io.EOF
+	header bool   // the magic header was read
+	err    error  // sticky
+}
+
+// maxEmptyReads is how many (0, nil) reads in a row the reader tolerates.
+const maxEmptyReads = 100
+
+// NewReader returns a Reader of the canonical stream in r.
+func NewReader(r io.Reader) *Reader {
+	return &Reader{r: r, buf: make([]byte, bufferSize)}
+}
+
+// Next returns the next record. key and value are the caller's to keep (both share one
+// allocation); value is never nil. After the end marker, once the checksum and record count
+// have been verified and r holds nothing more, Next returns io.EOF. Malformed or truncated
+// input yields an error wrapping sdk.ErrCorrupt; errors of the underlying reader are
+// returned wrapped. Errors are sticky.
+func (r *Reader) Next() (key, value []byte, err error) {
+	k, v, err := r.next()
+	if err != nil {
+		return nil, nil, err
+	}
+	b := make([]byte, len(k)+len(v))
+	copy(b, k)
+	copy(b[len(k):], v)
+	return b[:len(k):len(k)], b[len(k):], nil
+}
+
+// NextView is Next without the copy: key and value point into the Reader's buffers and are
+// valid only until the next call to Next or NextView. Callers that copy the bytes anyway
+// (into a database batch, for example) save an allocation per record.
+func (r *Reader) NextView() (key, value []byte, err error) {
+	return r.next()
+}
+
+// Count returns the number of records returned so far.
+func (r *Reader) Count() uint64 { return r.count }
+
+func (r *Reader) next() (key, value []byte, err error) {
+	if r.err != nil {
+		return nil, nil, r.err
+	}
+	key, value, err = r.read()
+	if err != nil {
+		r.err = err
+		return nil, nil, err
+	}
+	r.count++
+	return key, value, nil
+}
+
+// read decodes one record or the end marker.
+func (r *Reader) read() (key, value []byte, err error) {
+	if !r.header {
+		if err := r.fill(len(Magic)); err != nil {
+			return nil, nil, r.fail("read header", err)
+		}
+		if string(r.buf[:len(Magic)]) != Magic {
+			return nil, nil, fmt.Errorf("kvstream: not a %s stream (bad magic header): %w", sdk.FormatCanonical, sdk.ErrCorrupt)
+		}
+		r.pos = len(Magic)
+		r.header = true
+	}
+	if err := r.fill(2 * binary.MaxVarintLen64); err != nil && err != io.ErrUnexpectedEOF {
+		return nil, nil, r.fail("read record header", err)
+	}
+	klen1, err := r.uvarint("key length")
+	if err != nil {
+		return nil, nil, err
+	}
+	if klen1 == 0 {
+		return nil, nil, r.readEnd()
+	}
+	vlen, err := r.uvarint("value length")
+	if err != nil {
+		return nil, nil, err
+	}
+	klen := klen1 - 1
+	if klen > MaxRecordSize || vlen > MaxRecordSize || klen+vlen > MaxRecordSize {
+		return nil, nil, fmt.Errorf("kvstream: record %d: length %d+%d exceeds the %d-byte limit: %w", r.count, klen, vlen, MaxRecordSize, sdk.ErrCorrupt)
+	}
+	n := int(klen + vlen)
+	if n <= len(r.buf) {
+		if err := r.fill(n); err != nil {
+			return nil, nil, r.fail("read record", err)
+		}
+		b := r.buf[r.pos : r.pos+n : r.pos+n]
+		r.pos += n
+		return b[:klen:klen], b[klen:], nil
+	}
+	b, err := r.readBig(n)
+	if err != nil {
+		return nil, nil, r.fail("read record", err)
+	}
+	return b[:klen:klen], b[klen:], nil
+}
+
+// readBig reads a record of n bytes, more than the buffer holds, into r.big.
+func (r *Reader) readBig(n int) ([]byte, error) {
+	r.crc = crc32.Update(r.crc, castagnoli, r.buf[r.crcPos:r.end])
+	r.big = append(r.big[:0], r.buf[r.pos:r.end]...)
+	r.pos, r.end, r.crcPos = 0, 0, 0
+	for len(r.big) < n {
+		if r.eof {
+			return nil, io.ErrUnexpectedEOF
+		}
+		// Grow by at most 4 MiB at a time, so that a corrupt length costs memory only in
+		// proportion to the bytes actually there.
+		chunk := min(n-len(r.big), 4<<20)
+		start := len(r.big)
+		r.big = append(r.big, make([]byte, chunk)...)
+		m, err := io.ReadFull(r.r, r.big[start:])
+		r.crc = crc32.Update(r.crc, castagnoli, r.big[start:start+m])
+		r.big = r.big[:start+m]
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return r.big, nil
+}
+
+// readEnd reads and verifies the end marker after its leading 0 byte was consumed.
+func (r *Reader) readEnd() error {
+	count, err := r.uvarint("record count")
+	if err != nil {
+		return err
+	}
+	r.crc = crc32.Update(r.crc, castagnoli, r.buf[r.crcPos:r.pos])
+	r.crcPos = r.pos
+	if err := r.fill(4); err != nil {
+		return r.fail("read checksum", err)
+	}
+	sum := binary.LittleEndian.Uint32(r.buf[r.pos:])
+	r.pos += 4
+	r.crcPos = r.pos
+	if sum != r.crc {
+		return fmt.Errorf("kvstream: checksum mismatch (stored %08x, computed %08x): %w", sum, r.crc, sdk.ErrCorrupt)
+	}
+	if count != r.count {
+		return fmt.Errorf("kvstream: end marker counts %d records, stream holds %d: %w", count, r.count, sdk.ErrCorrupt)
+	}
+	if err := r.expectEOF(); err != nil {
+		return err
+	}
+	return io.EOF
+}
+
+// expectEOF checks that nothing follows the end marker. Reading the input to its end also
+// lets a verifying reader (such as the runner's sdk.StateReader) check its checksum.
+func (r *Reader) expectEOF() error {
+	if r.pos < r.end {
+		return fmt.Errorf("kvstream: %d unexpected bytes after the end marker: %w", r.end-r.pos, sdk.ErrCorrupt)
+	}
+	for empty := 0; !r.eof; {
+		m, err := r.r.Read(r.buf)
+		if m > 0 {
+			return fmt.Errorf("kvstream: unexpected bytes after the end marker: %w", sdk.ErrCorrupt)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("kvstream: read after end marker: %w", err)
+		}
+		if empty++; empty >= maxEmptyReads {
+			return fmt.Errorf("kvstream: read after end marker: %w", io.ErrNoProgress)
+		}
+	}
+	r.eof = true
+	return nil
+}
+
+// uvarint decodes a uvarint at r.pos; the caller has filled the buffer as far as it could.
+func (r *Reader) uvarint(what string) (uint64, error) {
+	v, n := binary.Uvarint(r.buf[r.pos:r.end])
+	if n == 0 {
+		return 0, fmt.Errorf("kvstream: record %d: truncated %s: %w", r.count, what, sdk.ErrCorrupt)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("kvstream: record %d: %s overflows 64 bits: %w", r.count, what, sdk.ErrCorrupt)
+	}
+	r.pos += n
+	return v, nil
+}
+
+// fill makes at least n unread bytes available in buf, reading as much as fits. It returns
+// io.ErrUnexpectedEOF when the input ends first.
+func (r *Reader) fill(n int) error {
+	if r.end-r.pos >= n {
+		return nil
+	}
+	if r.pos > 0 {
+		r.crc = crc32.Update(r.crc, castagnoli, r.buf[r.crcPos:r.pos])
+		r.end = copy(r.buf, r.buf[r.pos:r.end])
+		r.pos, r.crcPos = 0, 0
+	}
+	for empty := 0; r.end < n && !r.eof; {
+		m, err := r.r.Read(r.buf[r.end:])
+		r.end += m
+		if err == io.EOF {
+			r.eof = true
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if m > 0 {
+			empty = 0
+		} else if empty++; empty >= maxEmptyReads {
+			return io.ErrNoProgress
+		}
+	}
+	if r.end < n {
+		return io.ErrUnexpectedEOF
+	}
+	return nil
+}
+
+// fail wraps an error met while reading: a premature end of input is corruption; other
+// errors of the underlying reader keep their identity.
+func (r *Reader) fail(what string, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return fmt.Errorf("kvstream: record %d: %s: stream truncated: %w", r.count, what, sdk.ErrCorrupt)
+	}
+	return fmt.Errorf("kvstream: record %d: %s: %w", r.count, what, err)
+}

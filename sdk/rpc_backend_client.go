@@ -1,0 +1,143 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	pb "github.com/flowstate/flowstate/sdk/internal/proto"
+)
+
+// closeTimeout bounds the calls made by methods that take no context (Close, Release).
+const closeTimeout = 30 * time.Second
+
+// backendClient is a StateBackend served by a plugin process.
+type backendClient struct {
+	rpc        *rpcClient
+	pluginInfo PluginInfo
+}
+
+func (b *backendClient) PluginInfo() PluginInfo { return b.pluginInfo }
+
+func (b *backendClient) Configure(ctx context.Context, opts Options) error {
+	return b.rpc.Configure(ctx, opts)
+}
+
+func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params KeyedBackendParams) (KeyedStateBackend, error) {
+	r, err := b.rpc.backend.CreateKeyedBackend(ctx, paramsToProto(params))
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return &keyedClient{c: b.rpc.backend, id: r.BackendId}, nil
+}
+
+// keyedClient is a KeyedStateBackend living in a plugin process under id.
+type keyedClient struct {
+	c  pb.StateBackendClient
+	id uint64
+}
+
+// Get sends the keys in batches of about 1 MiB; the plugin may answer each for a prefix
+// only (when the values are large) and is asked again for the rest.
+func (k *keyedClient) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	values := make([][]byte, 0, len(keys))
+	for len(values) < len(keys) {
+		rest := keys[len(values):]
+		n := batchEnd(rest, func(key []byte) int { return len(key) })
+		r, err := k.c.Get(ctx, &pb.GetRequest{BackendId: k.id, Keys: rest[:n]})
+		if err != nil {
+			return nil, fromStatus(err)
+		}
+		if len(r.Values) == 0 || len(r.Values) > n {
+			return nil, fmt.Errorf("keyed backend %d: plugin answered %d values for %d keys", k.id, len(r.Values), n)
+		}
+		absent := r.Absent
+		for i, v := range r.Values {
+			switch {
+			case len(absent) > 0 && absent[0] == uint32(i):
+				absent = absent[1:]
+				v = nil
+			case v == nil:
+				v = []byte{}
+			}
+			values = append(values, v)
+		}
+	}
+	return values, nil
+}
+
+// Write sends the mutations in order, in calls of about 1 MiB each.
+func (k *keyedClient) Write(ctx context.Context, mutations []Mutation) error {
+	for len(mutations) > 0 {
+		n := batchEnd(mutations, func(m Mutation) int { return len(m.Key) + len(m.Value) })
+		if _, err := k.c.Write(ctx, &pb.WriteRequest{BackendId: k.id, Mutations: mutationsToProto(mutations[:n])}); err != nil {
+			return fromStatus(err)
+		}
+		mutations = mutations[n:]
+	}
+	return nil
+}
+
+// Scan returns one page of at most about 1 MiB.
+func (k *keyedClient) Scan(ctx context.Context, start, end []byte, limit int) ([]KV, error) {
+	r, err := k.c.Scan(ctx, &pb.ScanRequest{BackendId: k.id, Start: start, End: end, Limit: int32(min(max(limit, 0), 1<<30))})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	kvs := make([]KV, len(r.Pairs))
+	for i, p := range r.Pairs {
+		v := p.Value
+		if v == nil {
+			v = []byte{}
+		}
+		kvs[i] = KV{Key: p.Key, Value: v}
+	}
+	return kvs, nil
+}
+
+func (k *keyedClient) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, error) {
+	r, err := k.c.Snapshot(ctx, &pb.SnapshotRequest{BackendId: k.id, CheckpointId: opts.CheckpointID, Savepoint: opts.Savepoint})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return &snapshotClient{c: k.c, id: r.SnapshotId}, nil
+}
+
+func (k *keyedClient) Restore(ctx context.Context, handles []KeyedStateHandle, state StateReader) error {
+	return restoreOnPlugin(ctx, k.c, k.id, handles, state)
+}
+
+func (k *keyedClient) NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error {
+	_, err := k.c.NotifyCheckpointComplete(ctx, &pb.NotifyRequest{BackendId: k.id, CheckpointId: checkpointID})
+	return fromStatus(err)
+}
+
+func (k *keyedClient) NotifyCheckpointAborted(ctx context.Context, checkpointID int64) error {
+	_, err := k.c.NotifyCheckpointAborted(ctx, &pb.NotifyRequest{BackendId: k.id, CheckpointId: checkpointID})
+	return fromStatus(err)
+}
+
+func (k *keyedClient) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_, err := k.c.CloseKeyedBackend(ctx, &pb.BackendRequest{BackendId: k.id})
+	return fromStatus(err)
+}
+
+// snapshotClient is a Snapshot living in a plugin process under id.
+type snapshotClient struct {
+	c  pb.StateBackendClient
+	id uint64
+}
+
+func (s *snapshotClient) Write(ctx context.Context, streams CheckpointStreamFactory) ([]KeyedStateHandle, error) {
+	return writeSnapshotOnPlugin(ctx, s.c, s.id, streams)
+}
+
+// Release frees the snapshot in the plugin. A failure (the plugin is gone) leaves nothing
+// to free.
+func (s *snapshotClient) Release() {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_, _ = s.c.SnapshotRelease(ctx, &pb.SnapshotReleaseRequest{SnapshotId: s.id})
+}

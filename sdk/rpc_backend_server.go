@@ -1,0 +1,133 @@
+package sdk
+
+import (
+	"context"
+	"fmt"
+
+	pb "github.com/flowstate/flowstate/sdk/internal/proto"
+	"github.com/flowstate/flowstate/sdk/internal/wire"
+)
+
+// backendServer serves a StateBackend; its keyed backends and snapshots live in tables.
+type backendServer struct {
+	pb.UnimplementedStateBackendServer
+	impl      StateBackend
+	backends  wire.Table[KeyedStateBackend]
+	snapshots wire.Table[Snapshot]
+}
+
+func (s *backendServer) keyed(id uint64) (KeyedStateBackend, error) {
+	kb, ok := s.backends.Get(id)
+	if !ok {
+		return nil, fmt.Errorf("keyed backend %d: %w (closed or never created)", id, ErrNotFound)
+	}
+	return kb, nil
+}
+
+func (s *backendServer) CreateKeyedBackend(ctx context.Context, req *pb.CreateKeyedBackendRequest) (*pb.CreateKeyedBackendResponse, error) {
+	kb, err := s.impl.CreateKeyedStateBackend(ctx, paramsFromProto(req))
+	if err != nil {
+		return nil, err
+	}
+	if kb == nil {
+		return nil, fmt.Errorf("CreateKeyedStateBackend returned no backend and no error")
+	}
+	return &pb.CreateKeyedBackendResponse{BackendId: s.backends.Add(kb)}, nil
+}
+
+func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (*pb.GetResponse, error) {
+	kb, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	values, err := kb.Get(ctx, req.Keys)
+	if err != nil {
+		return nil, err
+	}
+	if len(values) != len(req.Keys) {
+		return nil, fmt.Errorf("keyed backend %d: Get returned %d values for %d keys", req.BackendId, len(values), len(req.Keys))
+	}
+	// Answer for a prefix of the keys whose values fit the batch size.
+	n := batchEnd(values, func(v []byte) int { return len(v) })
+	resp := &pb.GetResponse{Values: values[:n]}
+	for i, v := range values[:n] {
+		if v == nil {
+			resp.Absent = append(resp.Absent, uint32(i))
+		}
+	}
+	return resp, nil
+}
+
+func (s *backendServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.Empty, error) {
+	kb, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, kb.Write(ctx, mutationsFromProto(req.Mutations))
+}
+
+func (s *backendServer) Scan(ctx context.Context, req *pb.ScanRequest) (*pb.ScanResponse, error) {
+	kb, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	kvs, err := kb.Scan(ctx, req.Start, req.End, int(req.Limit))
+	if err != nil {
+		return nil, err
+	}
+	// A shorter page is fine: the caller reads on from the last key returned.
+	n := batchEnd(kvs, func(kv KV) int { return len(kv.Key) + len(kv.Value) })
+	pairs := make([]*pb.KV, n)
+	for i, kv := range kvs[:n] {
+		pairs[i] = &pb.KV{Key: kv.Key, Value: kv.Value}
+	}
+	return &pb.ScanResponse{Pairs: pairs}, nil
+}
+
+func (s *backendServer) Snapshot(ctx context.Context, req *pb.SnapshotRequest) (*pb.SnapshotResponse, error) {
+	kb, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := kb.Snapshot(ctx, SnapshotOptions{CheckpointID: req.CheckpointId, Savepoint: req.Savepoint})
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
+		return nil, fmt.Errorf("keyed backend %d: Snapshot returned no snapshot and no error", req.BackendId)
+	}
+	return &pb.SnapshotResponse{SnapshotId: s.snapshots.Add(snap)}, nil
+}
+
+func (s *backendServer) SnapshotRelease(_ context.Context, req *pb.SnapshotReleaseRequest) (*pb.Empty, error) {
+	snap, ok := s.snapshots.Remove(req.SnapshotId)
+	if !ok {
+		return nil, fmt.Errorf("snapshot %d: %w (already released)", req.SnapshotId, ErrNotFound)
+	}
+	snap.Release()
+	return &pb.Empty{}, nil
+}
+
+func (s *backendServer) NotifyCheckpointComplete(ctx context.Context, req *pb.NotifyRequest) (*pb.Empty, error) {
+	kb, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, kb.NotifyCheckpointComplete(ctx, req.CheckpointId)
+}
+
+func (s *backendServer) NotifyCheckpointAborted(ctx context.Context, req *pb.NotifyRequest) (*pb.Empty, error) {
+	kb, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, kb.NotifyCheckpointAborted(ctx, req.CheckpointId)
+}
+
+func (s *backendServer) CloseKeyedBackend(_ context.Context, req *pb.BackendRequest) (*pb.Empty, error) {
+	kb, ok := s.backends.Remove(req.BackendId)
+	if !ok {
+		return nil, fmt.Errorf("keyed backend %d: %w (already closed)", req.BackendId, ErrNotFound)
+	}
+	return &pb.Empty{}, kb.Close()
+}

@@ -1,0 +1,213 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	pb "github.com/flowstate/flowstate/sdk/internal/proto"
+)
+
+// Restore runs KeyedStateBackend.Restore in the plugin. The bytes of the handles live on
+// the host: see hostReader.
+func (s *backendServer) Restore(st pb.StateBackend_RestoreServer) error {
+	first, err := st.Recv()
+	if err != nil {
+		return err
+	}
+	start := first.GetStart()
+	if start == nil {
+		return fmt.Errorf("restore: the first message is not a start: %w", ErrInvalidArgument)
+	}
+	kb, err := s.keyed(start.BackendId)
+	if err != nil {
+		return err
+	}
+	hr := &hostReader{st: st, waiting: map[uint64]chan *pb.ReadData{}, opening: map[uint64]chan *pb.ReadOpened{}, done: make(chan struct{})}
+	go hr.receive()
+	rerr := kb.Restore(st.Context(), keyedHandlesFromProto(start.Handles), hr)
+	if err := hr.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Done{Done: &pb.RestoreDone{Error: errorToProto(rerr)}}}); err != nil {
+		return err
+	}
+	<-hr.done // the host half-closes once it has the result
+	return nil
+}
+
+// hostReader is the StateReader of a restore in the plugin: it pulls the bytes of each
+// handle from the host one chunk at a time, so concurrent readers never block each other.
+type hostReader struct {
+	st     pb.StateBackend_RestoreServer
+	sendMu sync.Mutex
+
+	mu      sync.Mutex
+	nextID  uint64
+	opening map[uint64]chan *pb.ReadOpened
+	waiting map[uint64]chan *pb.ReadData
+	done    chan struct{} // closed when receive ends
+	endErr  error
+}
+
+func (h *hostReader) send(m *pb.RestorePluginMessage) error {
+	h.sendMu.Lock()
+	defer h.sendMu.Unlock()
+	return h.st.Send(m)
+}
+
+// receive dispatches the host's answers until the stream ends.
+func (h *hostReader) receive() {
+	defer close(h.done)
+	for {
+		m, err := h.st.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the host ended the restore")
+			}
+			h.mu.Lock()
+			h.endErr = err
+			h.mu.Unlock()
+			return
+		}
+		switch x := m.Msg.(type) {
+		case *pb.RestoreHostMessage_Opened:
+			h.mu.Lock()
+			ch := h.opening[x.Opened.ReadId]
+			delete(h.opening, x.Opened.ReadId)
+			h.mu.Unlock()
+			if ch != nil {
+				ch <- x.Opened
+			}
+		case *pb.RestoreHostMessage_Data:
+			h.mu.Lock()
+			ch := h.waiting[x.Data.ReadId]
+			delete(h.waiting, x.Data.ReadId)
+			h.mu.Unlock()
+			if ch != nil {
+				ch <- x.Data
+			}
+		}
+	}
+}
+
+func (h *hostReader) ended() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.endErr
+}
+
+// Open asks the host to open h.
+func (h *hostReader) Open(ctx context.Context, handle StreamStateHandle) (io.ReadCloser, error) {
+	ch := make(chan *pb.ReadOpened, 1)
+	h.mu.Lock()
+	h.nextID++
+	id := h.nextID
+	h.opening[id] = ch
+	h.mu.Unlock()
+	forget := func() {
+		h.mu.Lock()
+		delete(h.opening, id)
+		h.mu.Unlock()
+	}
+	if err := h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Open{Open: &pb.OpenRead{ReadId: id, Handle: streamHandleToProto(handle)}}}); err != nil {
+		forget()
+		return nil, fmt.Errorf("opening state %q: %w", handle.Ref, err)
+	}
+	select {
+	case r := <-ch:
+		if err := errorFromProto(r.Error); err != nil {
+			return nil, err
+		}
+		return &remoteReader{h: h, id: id}, nil
+	case <-ctx.Done():
+		forget()
+		return nil, ctx.Err()
+	case <-h.done:
+		forget()
+		return nil, fmt.Errorf("opening state %q: %w", handle.Ref, h.ended())
+	}
+}
+
+// request asks the host for the next chunk of read id.
+func (h *hostReader) request(id uint64) (chan *pb.ReadData, error) {
+	ch := make(chan *pb.ReadData, 1)
+	h.mu.Lock()
+	h.waiting[id] = ch
+	h.mu.Unlock()
+	if err := h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Next{Next: &pb.ReadNext{ReadId: id}}}); err != nil {
+		h.mu.Lock()
+		delete(h.waiting, id)
+		h.mu.Unlock()
+		return nil, err
+	}
+	return ch, nil
+}
+
+// remoteReader reads one handle's bytes from the host, one request ahead of its reader.
+type remoteReader struct {
+	h       *hostReader
+	id      uint64
+	buf     []byte
+	eof     bool
+	err     error
+	pending chan *pb.ReadData
+	closed  bool
+}
+
+func (r *remoteReader) Read(p []byte) (int, error) {
+	if r.closed {
+		return 0, fmt.Errorf("state read %d is closed", r.id)
+	}
+	for len(r.buf) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		if r.eof {
+			return 0, io.EOF
+		}
+		r.fetch()
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+// fetch waits for the next chunk and asks for the one after it.
+func (r *remoteReader) fetch() {
+	if r.pending == nil {
+		ch, err := r.h.request(r.id)
+		if err != nil {
+			r.err = err
+			return
+		}
+		r.pending = ch
+	}
+	select {
+	case d := <-r.pending:
+		r.pending = nil
+		r.buf, r.eof, r.err = d.Data, d.Eof, errorFromProto(d.Error)
+	case <-r.h.done:
+		select {
+		case d := <-r.pending:
+			r.pending = nil
+			r.buf, r.eof, r.err = d.Data, d.Eof, errorFromProto(d.Error)
+		default:
+			r.err = fmt.Errorf("state read %d: %w", r.id, r.h.ended())
+			return
+		}
+	}
+	if !r.eof && r.err == nil {
+		if ch, err := r.h.request(r.id); err == nil {
+			r.pending = ch
+		}
+	}
+}
+
+func (r *remoteReader) Close() error {
+	if r.closed {
+		return nil
+	}
+	r.closed = true
+	_ = r.h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Close{Close: &pb.CloseRead{ReadId: r.id}}})
+	return nil
+}

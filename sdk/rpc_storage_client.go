@@ -1,0 +1,328 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"google.golang.org/grpc"
+
+	pb "github.com/flowstate/flowstate/sdk/internal/proto"
+)
+
+// storageClient is a CheckpointStorage served by a plugin process.
+type storageClient struct {
+	rpc        *rpcClient
+	pluginInfo PluginInfo
+}
+
+func (s *storageClient) PluginInfo() PluginInfo { return s.pluginInfo }
+
+func (s *storageClient) Configure(ctx context.Context, opts Options) error {
+	return s.rpc.Configure(ctx, opts)
+}
+
+func (s *storageClient) ResolveCheckpoint(ctx context.Context, externalPointer string) (CompletedCheckpointStorageLocation, error) {
+	r, err := s.rpc.storage.ResolveCheckpoint(ctx, &pb.ResolveCheckpointRequest{ExternalPointer: externalPointer})
+	if err != nil {
+		return CompletedCheckpointStorageLocation{}, fromStatus(err)
+	}
+	return completedFromProto(r), nil
+}
+
+func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID string) (CheckpointStorageAccess, error) {
+	r, err := s.rpc.storage.CreateAccess(ctx, &pb.CreateAccessRequest{JobId: jobID})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return &accessClient{c: s.rpc.storage, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation}, nil
+}
+
+// accessClient is a CheckpointStorageAccess living in a plugin process under id. The two
+// boolean properties are read once, when it is created.
+type accessClient struct {
+	c                pb.CheckpointStorageClient
+	id               uint64
+	ha               bool
+	defaultSavepoint bool
+}
+
+func (a *accessClient) SupportsHighlyAvailableStorage() bool { return a.ha }
+
+func (a *accessClient) HasDefaultSavepointLocation() bool { return a.defaultSavepoint }
+
+func (a *accessClient) InitializeBaseLocationsForCheckpoint(ctx context.Context) error {
+	_, err := a.c.InitializeBaseLocations(ctx, &pb.AccessRequest{AccessId: a.id})
+	return fromStatus(err)
+}
+
+func (a *accessClient) InitializeLocationForCheckpoint(ctx context.Context, checkpointID int64) (CheckpointStorageLocation, error) {
+	r, err := a.c.InitializeCheckpointLocation(ctx, &pb.InitializeCheckpointLocationRequest{AccessId: a.id, CheckpointId: checkpointID})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return &locationClient{c: a.c, id: r.LocationId, ref: r.Reference}, nil
+}
+
+func (a *accessClient) InitializeLocationForSavepoint(ctx context.Context, checkpointID int64, target string) (CheckpointStorageLocation, error) {
+	r, err := a.c.InitializeSavepointLocation(ctx, &pb.InitializeSavepointLocationRequest{AccessId: a.id, CheckpointId: checkpointID, Target: target})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return &locationClient{c: a.c, id: r.LocationId, ref: r.Reference}, nil
+}
+
+func (a *accessClient) ListCompletedCheckpoints(ctx context.Context) ([]CompletedCheckpointStorageLocation, error) {
+	r, err := a.c.ListCompletedCheckpoints(ctx, &pb.AccessRequest{AccessId: a.id})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := make([]CompletedCheckpointStorageLocation, len(r.Locations))
+	for i, l := range r.Locations {
+		out[i] = completedFromProto(l)
+	}
+	return out, nil
+}
+
+// OpenState returns the bytes of h as the plugin streams them; an error opening h is
+// returned here, not by the first Read.
+func (a *accessClient) OpenState(ctx context.Context, h StreamStateHandle) (io.ReadCloser, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	st, err := a.c.OpenState(ctx, &pb.OpenStateRequest{AccessId: a.id, Handle: streamHandleToProto(h)})
+	if err != nil {
+		cancel()
+		return nil, fromStatus(err)
+	}
+	first, err := st.Recv()
+	if err != nil {
+		cancel()
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("opening state %q: the plugin sent nothing", h.Ref)
+		}
+		return nil, fromStatus(err)
+	}
+	return &stateReaderClient{st: st, cancel: cancel, buf: first.Data}, nil
+}
+
+func (a *accessClient) DiscardState(ctx context.Context, handles []StreamStateHandle) error {
+	for len(handles) > 0 {
+		n := batchEnd(handles, func(h StreamStateHandle) int { return len(h.Ref) + len(h.Inline) + 24 })
+		if _, err := a.c.DiscardState(ctx, &pb.DiscardStateRequest{AccessId: a.id, Handles: streamHandlesToProto(handles[:n])}); err != nil {
+			return fromStatus(err)
+		}
+		handles = handles[n:]
+	}
+	return nil
+}
+
+func (a *accessClient) DisposeCheckpoint(ctx context.Context, loc CompletedCheckpointStorageLocation) error {
+	_, err := a.c.DisposeCheckpoint(ctx, &pb.DisposeCheckpointRequest{AccessId: a.id, Location: completedToProto(loc)})
+	return fromStatus(err)
+}
+
+func (a *accessClient) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_, err := a.c.CloseAccess(ctx, &pb.AccessRequest{AccessId: a.id})
+	return fromStatus(err)
+}
+
+// stateReaderClient reads the chunks of an OpenState stream.
+type stateReaderClient struct {
+	st     grpc.ServerStreamingClient[pb.Chunk]
+	cancel context.CancelFunc
+	buf    []byte
+	err    error
+}
+
+func (r *stateReaderClient) Read(p []byte) (int, error) {
+	for len(r.buf) == 0 {
+		if r.err != nil {
+			return 0, r.err
+		}
+		m, err := r.st.Recv()
+		switch {
+		case errors.Is(err, io.EOF):
+			r.err = io.EOF
+		case err != nil:
+			r.err = fromStatus(err)
+		default:
+			r.buf = m.Data
+		}
+	}
+	n := copy(p, r.buf)
+	r.buf = r.buf[n:]
+	return n, nil
+}
+
+func (r *stateReaderClient) Close() error {
+	r.cancel()
+	if r.err == nil {
+		r.err = errors.New("state reader is closed")
+	}
+	return nil
+}
+
+// locationClient is a CheckpointStorageLocation living in a plugin process under id.
+type locationClient struct {
+	c   pb.CheckpointStorageClient
+	id  uint64
+	ref string
+}
+
+func (l *locationClient) LocationReference() string { return l.ref }
+
+func (l *locationClient) DisposeOnFailure(ctx context.Context) error {
+	_, err := l.c.DisposeOnFailure(ctx, &pb.LocationRequest{LocationId: l.id})
+	return fromStatus(err)
+}
+
+// CreateCheckpointStateOutputStream opens a client stream to the plugin that lives as
+// long as ctx; an error of the plugin opening it shows at the first Write or at
+// CloseAndGetHandle.
+func (l *locationClient) CreateCheckpointStateOutputStream(ctx context.Context, scope Scope) (CheckpointStateOutputStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	st, err := l.c.WriteState(ctx)
+	if err != nil {
+		cancel()
+		return nil, fromStatus(err)
+	}
+	out := &uploadStream[pb.WriteStateMessage, pb.StreamStateHandle]{st: st, cancel: cancel}
+	out.w.send = func(b []byte) error {
+		return out.send(&pb.WriteStateMessage{Msg: &pb.WriteStateMessage_Chunk{Chunk: b}})
+	}
+	if err := out.send(&pb.WriteStateMessage{Msg: &pb.WriteStateMessage_Open{Open: &pb.WriteStateOpen{LocationId: l.id, Scope: scopeToProto(scope)}}}); err != nil {
+		out.abort()
+		return nil, err
+	}
+	return &stateOutClient{out}, nil
+}
+
+// CreateMetadataOutputStream opens a client stream to the plugin that lives as long as
+// ctx; an error of the plugin opening it shows at the first Write or at CloseAndFinalize.
+func (l *locationClient) CreateMetadataOutputStream(ctx context.Context) (MetadataOutputStream, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	st, err := l.c.WriteMetadata(ctx)
+	if err != nil {
+		cancel()
+		return nil, fromStatus(err)
+	}
+	out := &uploadStream[pb.WriteMetadataMessage, pb.CompletedLocation]{st: st, cancel: cancel}
+	out.w.send = func(b []byte) error {
+		return out.send(&pb.WriteMetadataMessage{Msg: &pb.WriteMetadataMessage_Chunk{Chunk: b}})
+	}
+	if err := out.send(&pb.WriteMetadataMessage{Msg: &pb.WriteMetadataMessage_LocationId{LocationId: l.id}}); err != nil {
+		out.abort()
+		return nil, err
+	}
+	return &metadataOutClient{out}, nil
+}
+
+// uploadStream is the host side of a client stream of chunks: finishing it half-closes
+// and receives the result; aborting it cancels the call, which makes the plugin discard
+// what it received.
+type uploadStream[Req, Res any] struct {
+	st     grpc.ClientStreamingClient[Req, Res]
+	cancel context.CancelFunc
+	w      chunkWriter
+	done   bool
+	err    error
+}
+
+func (u *uploadStream[Req, Res]) send(m *Req) error {
+	if u.err != nil {
+		return u.err
+	}
+	err := u.st.Send(m)
+	if errors.Is(err, io.EOF) {
+		// The plugin ended the call: its status says why.
+		_, rerr := u.st.CloseAndRecv()
+		err = fromStatus(rerr)
+		if err == nil {
+			err = errors.New("the plugin ended the stream early")
+		}
+	} else if err != nil {
+		err = fromStatus(err)
+	}
+	if err != nil {
+		u.err = err
+	}
+	return err
+}
+
+func (u *uploadStream[Req, Res]) Write(p []byte) (int, error) {
+	if u.done {
+		return 0, errors.New("stream is closed")
+	}
+	if u.err != nil {
+		return 0, u.err
+	}
+	return u.w.Write(p)
+}
+
+func (u *uploadStream[Req, Res]) finish(ctx context.Context) (*Res, error) {
+	if u.done {
+		return nil, errors.New("stream is closed")
+	}
+	if u.err != nil {
+		u.abort()
+		return nil, u.err
+	}
+	stop := context.AfterFunc(ctx, u.cancel)
+	defer stop()
+	if err := u.w.flush(); err != nil {
+		u.abort()
+		return nil, err
+	}
+	u.done = true
+	defer u.cancel()
+	r, err := u.st.CloseAndRecv()
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return r, nil
+}
+
+func (u *uploadStream[Req, Res]) abort() {
+	if !u.done {
+		u.done = true
+		u.cancel()
+	}
+}
+
+// stateOutClient is a CheckpointStateOutputStream written to a plugin.
+type stateOutClient struct {
+	*uploadStream[pb.WriteStateMessage, pb.StreamStateHandle]
+}
+
+func (s *stateOutClient) CloseAndGetHandle(ctx context.Context) (StreamStateHandle, error) {
+	h, err := s.finish(ctx)
+	if err != nil {
+		return StreamStateHandle{}, err
+	}
+	return streamHandleFromProto(h), nil
+}
+
+func (s *stateOutClient) Close() error {
+	s.abort()
+	return nil
+}
+
+// metadataOutClient is a MetadataOutputStream written to a plugin.
+type metadataOutClient struct {
+	*uploadStream[pb.WriteMetadataMessage, pb.CompletedLocation]
+}
+
+func (m *metadataOutClient) CloseAndFinalize(ctx context.Context) (CompletedCheckpointStorageLocation, error) {
+	c, err := m.finish(ctx)
+	if err != nil {
+		return CompletedCheckpointStorageLocation{}, err
+	}
+	return completedFromProto(c), nil
+}
+
+func (m *metadataOutClient) Close() error {
+	m.abort()
+	return nil
+}

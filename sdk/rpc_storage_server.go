@@ -1,0 +1,264 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	pb "github.com/flowstate/flowstate/sdk/internal/proto"
+	"github.com/flowstate/flowstate/sdk/internal/wire"
+)
+
+// storageServer serves a CheckpointStorage; its accesses and locations live in tables. A
+// location leaves its table when its metadata is finalized, when it is disposed, or when
+// its access closes.
+type storageServer struct {
+	pb.UnimplementedCheckpointStorageServer
+	impl      CheckpointStorage
+	accesses  wire.Table[CheckpointStorageAccess]
+	locations wire.Table[*serverLocation]
+}
+
+type serverLocation struct {
+	access uint64
+	loc    CheckpointStorageLocation
+}
+
+func (s *storageServer) access(id uint64) (CheckpointStorageAccess, error) {
+	a, ok := s.accesses.Get(id)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint storage access %d: %w (closed or never created)", id, ErrNotFound)
+	}
+	return a, nil
+}
+
+func (s *storageServer) location(id uint64) (CheckpointStorageLocation, error) {
+	l, ok := s.locations.Get(id)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint location %d: %w (finalized, disposed or never created)", id, ErrNotFound)
+	}
+	return l.loc, nil
+}
+
+func (s *storageServer) ResolveCheckpoint(ctx context.Context, req *pb.ResolveCheckpointRequest) (*pb.CompletedLocation, error) {
+	c, err := s.impl.ResolveCheckpoint(ctx, req.ExternalPointer)
+	if err != nil {
+		return nil, err
+	}
+	return completedToProto(c), nil
+}
+
+func (s *storageServer) CreateAccess(ctx context.Context, req *pb.CreateAccessRequest) (*pb.CreateAccessResponse, error) {
+	a, err := s.impl.CreateCheckpointStorage(ctx, req.JobId)
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, fmt.Errorf("CreateCheckpointStorage returned no access and no error")
+	}
+	return &pb.CreateAccessResponse{
+		AccessId:                       s.accesses.Add(a),
+		SupportsHighlyAvailableStorage: a.SupportsHighlyAvailableStorage(),
+		HasDefaultSavepointLocation:    a.HasDefaultSavepointLocation(),
+	}, nil
+}
+
+func (s *storageServer) InitializeBaseLocations(ctx context.Context, req *pb.AccessRequest) (*pb.Empty, error) {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, a.InitializeBaseLocationsForCheckpoint(ctx)
+}
+
+func (s *storageServer) addLocation(access uint64, loc CheckpointStorageLocation, err error) (*pb.LocationResponse, error) {
+	if err != nil {
+		return nil, err
+	}
+	if loc == nil {
+		return nil, fmt.Errorf("checkpoint storage access %d returned no location and no error", access)
+	}
+	id := s.locations.Add(&serverLocation{access: access, loc: loc})
+	return &pb.LocationResponse{LocationId: id, Reference: loc.LocationReference()}, nil
+}
+
+func (s *storageServer) InitializeCheckpointLocation(ctx context.Context, req *pb.InitializeCheckpointLocationRequest) (*pb.LocationResponse, error) {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := a.InitializeLocationForCheckpoint(ctx, req.CheckpointId)
+	return s.addLocation(req.AccessId, loc, err)
+}
+
+func (s *storageServer) InitializeSavepointLocation(ctx context.Context, req *pb.InitializeSavepointLocationRequest) (*pb.LocationResponse, error) {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return nil, err
+	}
+	loc, err := a.InitializeLocationForSavepoint(ctx, req.CheckpointId, req.Target)
+	return s.addLocation(req.AccessId, loc, err)
+}
+
+func (s *storageServer) ListCompletedCheckpoints(ctx context.Context, req *pb.AccessRequest) (*pb.ListCompletedCheckpointsResponse, error) {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := a.ListCompletedCheckpoints(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*pb.CompletedLocation, len(cs))
+	for i, c := range cs {
+		out[i] = completedToProto(c)
+	}
+	return &pb.ListCompletedCheckpointsResponse{Locations: out}, nil
+}
+
+// OpenState sends a first chunk once the handle is open, so that the host sees an open
+// error as the error of OpenState.
+func (s *storageServer) OpenState(req *pb.OpenStateRequest, st pb.CheckpointStorage_OpenStateServer) error {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return err
+	}
+	rc, err := a.OpenState(st.Context(), streamHandleFromProto(req.Handle))
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	buf := make([]byte, wire.ChunkSize)
+	for first := true; ; first = false {
+		n, err := io.ReadFull(rc, buf)
+		end := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !end {
+			return err
+		}
+		if n > 0 || first {
+			if err := st.Send(&pb.Chunk{Data: buf[:n]}); err != nil {
+				return err
+			}
+		}
+		if end {
+			return nil
+		}
+	}
+}
+
+func (s *storageServer) DiscardState(ctx context.Context, req *pb.DiscardStateRequest) (*pb.Empty, error) {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, a.DiscardState(ctx, streamHandlesFromProto(req.Handles))
+}
+
+func (s *storageServer) DisposeCheckpoint(ctx context.Context, req *pb.DisposeCheckpointRequest) (*pb.Empty, error) {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, a.DisposeCheckpoint(ctx, completedFromProto(req.Location))
+}
+
+func (s *storageServer) CloseAccess(_ context.Context, req *pb.AccessRequest) (*pb.Empty, error) {
+	a, ok := s.accesses.Remove(req.AccessId)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint storage access %d: %w (already closed)", req.AccessId, ErrNotFound)
+	}
+	s.locations.RemoveIf(func(l *serverLocation) bool { return l.access == req.AccessId })
+	return &pb.Empty{}, a.Close()
+}
+
+func (s *storageServer) DisposeOnFailure(ctx context.Context, req *pb.LocationRequest) (*pb.Empty, error) {
+	loc, err := s.location(req.LocationId)
+	if err != nil {
+		return nil, err
+	}
+	if err := loc.DisposeOnFailure(ctx); err != nil {
+		return nil, err
+	}
+	s.locations.Remove(req.LocationId)
+	return &pb.Empty{}, nil
+}
+
+// WriteState receives a state stream: kept when the host half-closes, discarded when the
+// host cancels (or anything fails).
+func (s *storageServer) WriteState(st pb.CheckpointStorage_WriteStateServer) error {
+	first, err := st.Recv()
+	if err != nil {
+		return err
+	}
+	open := first.GetOpen()
+	if open == nil {
+		return fmt.Errorf("state stream: the first message is not an open: %w", ErrInvalidArgument)
+	}
+	loc, err := s.location(open.LocationId)
+	if err != nil {
+		return err
+	}
+	out, err := loc.CreateCheckpointStateOutputStream(st.Context(), scopeFromProto(open.Scope))
+	if err != nil {
+		return err
+	}
+	if err := receiveChunks(st.Recv, func(m *pb.WriteStateMessage) []byte { return m.GetChunk() }, out); err != nil {
+		_ = out.Close()
+		return err
+	}
+	h, err := out.CloseAndGetHandle(st.Context())
+	if err != nil {
+		_ = out.Close()
+		return err
+	}
+	return st.SendAndClose(streamHandleToProto(h))
+}
+
+// WriteMetadata receives a checkpoint's metadata: finalized when the host half-closes,
+// discarded when the host cancels (or anything fails).
+func (s *storageServer) WriteMetadata(st pb.CheckpointStorage_WriteMetadataServer) error {
+	first, err := st.Recv()
+	if err != nil {
+		return err
+	}
+	lx, ok := first.Msg.(*pb.WriteMetadataMessage_LocationId)
+	if !ok {
+		return fmt.Errorf("metadata stream: the first message is not an open: %w", ErrInvalidArgument)
+	}
+	loc, err := s.location(lx.LocationId)
+	if err != nil {
+		return err
+	}
+	out, err := loc.CreateMetadataOutputStream(st.Context())
+	if err != nil {
+		return err
+	}
+	if err := receiveChunks(st.Recv, func(m *pb.WriteMetadataMessage) []byte { return m.GetChunk() }, out); err != nil {
+		_ = out.Close()
+		return err
+	}
+	c, err := out.CloseAndFinalize(st.Context())
+	if err != nil {
+		_ = out.Close()
+		return err
+	}
+	s.locations.Remove(lx.LocationId)
+	return st.SendAndClose(completedToProto(c))
+}
+
+// receiveChunks writes the chunks of a client stream to w until the client half-closes.
+func receiveChunks[M any](recv func() (M, error), chunk func(M) []byte, w io.Writer) error {
+	for {
+		m, err := recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(chunk(m)); err != nil {
+			return err
+		}
+	}
+}

@@ -1,0 +1,177 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// BackendFactory returns a fresh, configured state backend plugin; it registers the
+// plugin's teardown with t.Cleanup.
+type BackendFactory = func(t *testing.T) sdk.StateBackend
+
+// defaultMaxParallelism is the number of key groups the kit's keyed backends use.
+const defaultMaxParallelism = 128
+
+// StateBackend runs the state backend conformance suite against plugins made by factory.
+// Every promise of sdk.StateBackend, sdk.KeyedStateBackend and sdk.Snapshot is a subtest of
+// its own; factory is called at least once per subtest.
+func StateBackend(t *testing.T, factory func(t *testing.T) sdk.StateBackend) {
+	t.Helper()
+	t.Run("Plugin", func(t *testing.T) { backendPluginChecks(t, factory) })
+	t.Run("CreateKeyedStateBackend", func(t *testing.T) { keyedCreateChecks(t, factory) })
+	t.Run("Get", func(t *testing.T) { getChecks(t, factory) })
+	t.Run("Write", func(t *testing.T) { writeChecks(t, factory) })
+	t.Run("Scan", func(t *testing.T) { scanChecks(t, factory) })
+	t.Run("Snapshot", func(t *testing.T) { snapshotChecks(t, factory) })
+	t.Run("Restore", func(t *testing.T) { restoreChecks(t, factory) })
+	t.Run("Savepoint", func(t *testing.T) { savepointChecks(t, factory) })
+	t.Run("Notify", func(t *testing.T) { notifyChecks(t, factory) })
+	t.Run("Close", func(t *testing.T) { closeChecks(t, factory) })
+	t.Run("LargeState", func(t *testing.T) { largeStateCheck(t, factory) })
+}
+
+// fullParams are the parameters of a single subtask owning all key groups.
+func fullParams(operator string) sdk.KeyedBackendParams {
+	return sdk.KeyedBackendParams{
+		JobID:          "sdktest",
+		OperatorID:     operator,
+		Subtask:        0,
+		Parallelism:    1,
+		MaxParallelism: defaultMaxParallelism,
+		KeyGroups:      sdk.KeyGroupRange{Start: 0, End: defaultMaxParallelism},
+	}
+}
+
+// subtaskParams are the parameters of subtask i of n, owning an even share of key groups.
+func subtaskParams(operator string, i, n int) sdk.KeyedBackendParams {
+	p := fullParams(operator)
+	p.Subtask, p.Parallelism = i, n
+	p.KeyGroups = sdk.KeyGroupRange{Start: i * defaultMaxParallelism / n, End: (i + 1) * defaultMaxParallelism / n}
+	return p
+}
+
+// openKeyed creates a keyed backend and closes it when t ends.
+func openKeyed(t *testing.T, sb sdk.StateBackend, p sdk.KeyedBackendParams) sdk.KeyedStateBackend {
+	t.Helper()
+	kb, err := sb.CreateKeyedStateBackend(context.Background(), p)
+	if err != nil {
+		t.Fatalf("CreateKeyedStateBackend(%s/%s subtask %d, key groups %s): %v", p.JobID, p.OperatorID, p.Subtask, p.KeyGroups, err)
+	}
+	if kb == nil {
+		t.Fatalf("CreateKeyedStateBackend(%s/%s subtask %d) returned a nil backend and no error", p.JobID, p.OperatorID, p.Subtask)
+	}
+	t.Cleanup(func() {
+		if err := kb.Close(); err != nil {
+			t.Errorf("closing keyed backend %s subtask %d: %v", p.OperatorID, p.Subtask, err)
+		}
+	})
+	return kb
+}
+
+// mustWrite applies muts to kb and to m.
+func mustWrite(t *testing.T, kb sdk.KeyedStateBackend, m model, muts []sdk.Mutation) {
+	t.Helper()
+	if err := kb.Write(context.Background(), muts); err != nil {
+		t.Fatalf("Write of %d mutations: %v", len(muts), err)
+	}
+	if m != nil {
+		m.apply(muts)
+	}
+}
+
+// scanAll reads [start, end) page by page with the given limit, checking every page
+// against the Scan contract: at most limit pairs, in range, strictly ascending.
+func scanAll(t *testing.T, kb sdk.KeyedStateBackend, start, end []byte, limit int) []sdk.KV {
+	t.Helper()
+	var out []sdk.KV
+	from := start
+	for page := 0; ; page++ {
+		if page > 1<<20 {
+			t.Fatalf("Scan did not finish after %d pages", page)
+		}
+		kvs, err := kb.Scan(context.Background(), from, end, limit)
+		if err != nil {
+			t.Fatalf("Scan(start %x, end %x, limit %d): %v", from, end, limit, err)
+		}
+		if len(kvs) == 0 {
+			return out
+		}
+		if limit > 0 && len(kvs) > limit {
+			t.Fatalf("Scan(start %x, end %x, limit %d) returned %d pairs, more than the limit", from, end, limit, len(kvs))
+		}
+		for i, kv := range kvs {
+			if bytes.Compare(kv.Key, from) < 0 || (end != nil && bytes.Compare(kv.Key, end) >= 0) {
+				t.Fatalf("Scan(start %x, end %x) returned key %x outside [start, end)", from, end, kv.Key)
+			}
+			if i > 0 && bytes.Compare(kvs[i-1].Key, kv.Key) >= 0 {
+				t.Fatalf("Scan(start %x, end %x) returned key %x after %x: not strictly ascending", from, end, kv.Key, kvs[i-1].Key)
+			}
+			if kv.Value == nil {
+				t.Fatalf("Scan returned a nil value for present key %x; want a non-nil (possibly empty) slice", kv.Key)
+			}
+		}
+		out = append(out, kvs...)
+		from = append(bytes.Clone(kvs[len(kvs)-1].Key), 0)
+	}
+}
+
+// checkContents verifies that kb holds exactly m, by a full Scan and by a batched Get.
+func checkContents(t *testing.T, kb sdk.KeyedStateBackend, m model) {
+	t.Helper()
+	// Scan key group by key group, as the runner does; a scan across key groups is
+	// checked on a small state by the Scan subtests.
+	all := m.sorted(nil, nil)
+	for g := 0; g <= defaultMaxParallelism; g++ {
+		start, end := sdk.KeyGroupPrefix(g), sdk.KeyGroupPrefix(g+1)
+		if g == defaultMaxParallelism {
+			end = nil
+		}
+		if d := diffKVs(scanAll(t, kb, start, end, 0), between(all, start, end)); d != "" {
+			t.Fatalf("Scan of key group %d differs from the expected state: %s", g, d)
+		}
+	}
+	keys := m.keys()
+	if len(keys) == 0 {
+		return
+	}
+	const batch = 10000
+	for from := 0; from < len(keys); from += batch {
+		chunk := keys[from:min(from+batch, len(keys))]
+		values, err := kb.Get(context.Background(), chunk)
+		if err != nil {
+			t.Fatalf("Get of %d keys: %v", len(chunk), err)
+		}
+		if len(values) != len(chunk) {
+			t.Fatalf("Get of %d keys returned %d values", len(chunk), len(values))
+		}
+		for i, k := range chunk {
+			if values[i] == nil || !bytes.Equal(values[i], m[string(k)]) {
+				t.Fatalf("Get key %x = %s, want %s", k, short(values[i]), short(m[string(k)]))
+			}
+		}
+	}
+}
+
+// fill writes n numbered keys spread over key groups r, with values tagged by version, in
+// batches of at most 10,000 mutations.
+func fill(t *testing.T, kb sdk.KeyedStateBackend, m model, r sdk.KeyGroupRange, n int, version string) {
+	t.Helper()
+	const batch = 10000
+	muts := make([]sdk.Mutation, 0, batch)
+	width := r.End - r.Start
+	for i := 0; i < n; i++ {
+		g := r.Start + i%width
+		k := numberedKey(g, i)
+		muts = append(muts, sdk.Mutation{Key: k, Value: []byte(version + ":" + string(k[2:]))})
+		if len(muts) == batch {
+			mustWrite(t, kb, m, muts)
+			muts = muts[:0]
+		}
+	}
+	if len(muts) > 0 {
+		mustWrite(t, kb, m, muts)
+	}
+}

@@ -1,0 +1,34 @@
+// Package sdktest is the conformance kit for Flowstate plugins.
+//
+// A plugin author runs the very suite the built-in plugins pass from an ordinary Go test:
+//
+//	func TestConformance(t *testing.T) {
+//		sdktest.StateBackend(t, func(t *testing.T) sdk.StateBackend {
+//			b := mybackend.New()
+//			if err := b.Configure(context.Background(), sdk.Options{"localdir": t.TempDir()}); err != nil {
+//				t.Fatal(err)
+//			}
+//			return b
+//		})
+//	}
+//
+// StateBackend and CheckpointStorage check every promise the doc comments of package sdk make,
+// each in a subtest of its own whose name says which promise failed. The factory returns a
+// fresh, configured plugin; the kit calls it several times and the factory registers its own
+// teardown with t.Cleanup.
+//
+// The in-memory helpers the kit uses are exported for the author's own tests: MemoryStreams
+// stands in for the runner's stream factory and state reader during snapshots and restores,
+// and NewVerifyingReader and AccessReader check sizes and checksums the way the runner does.
+//
+// To check a plugin through its real process boundary (gRPC, go-plugin), build its binary
+// and use ProcessStateBackend or ProcessCheckpointStorage as the factory:
+//
+//	sdktest.CheckpointStorage(t, func(t *testing.T) sdk.CheckpointStorage {
+//		return sdktest.ProcessCheckpointStorage(t, binaryPath, sdk.Options{"dir": t.TempDir()})
+//	})
+//
+// The kit's check of Configure calls Configure a second time, on a plugin the factory
+// already configured, with an unknown option: it expects an *sdk.OptionError naming that
+// option.
+package sdktest

@@ -1,0 +1,190 @@
+package sdktest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/kvstream"
+)
+
+// brokenMode names a deliberate bug of the reference plugins (env SDKTEST_BROKEN), so that
+// TestKitCatchesBrokenPlugins can check the kit fails where it should.
+var brokenMode = os.Getenv("SDKTEST_BROKEN")
+
+// refBackend is a minimal, correct state backend: a map per keyed backend, canonical
+// snapshots. It proves the kit can be satisfied.
+type refBackend struct{}
+
+func (refBackend) PluginInfo() sdk.PluginInfo {
+	return sdk.PluginInfo{Name: "sdktest-ref", Version: "0.0.1"}
+}
+
+func (refBackend) Configure(ctx context.Context, opts sdk.Options) error { return opts.CheckKnown() }
+
+func (refBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
+	return &refKeyed{p: p, data: make(map[string][]byte)}, nil
+}
+
+type refKeyed struct {
+	p      sdk.KeyedBackendParams
+	mu     sync.Mutex
+	data   map[string][]byte
+	sorted []string // nil when stale
+}
+
+func (k *refKeyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	out := make([][]byte, len(keys))
+	for i, key := range keys {
+		if v, ok := k.data[string(key)]; ok {
+			out[i] = bytes.Clone(v)
+			if out[i] == nil {
+				out[i] = []byte{}
+			}
+		} else if brokenMode == "absent-empty" {
+			out[i] = []byte{}
+		}
+	}
+	return out, nil
+}
+
+func (k *refKeyed) Write(ctx context.Context, muts []sdk.Mutation) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range muts {
+		if m.Delete {
+			delete(k.data, string(m.Key))
+		} else {
+			k.data[string(m.Key)] = append([]byte{}, m.Value...)
+		}
+	}
+	k.sorted = nil
+	return nil
+}
+
+func (k *refKeyed) Scan(ctx context.Context, start, end []byte, limit int) ([]sdk.KV, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.sorted == nil {
+		k.sorted = make([]string, 0, len(k.data))
+		for key := range k.data {
+			k.sorted = append(k.sorted, key)
+		}
+		sort.Strings(k.sorted)
+	}
+	if limit <= 0 {
+		limit = 1000
+	}
+	if brokenMode == "scan-limit" {
+		limit++
+	}
+	i := sort.SearchStrings(k.sorted, string(start))
+	var out []sdk.KV
+	for ; i < len(k.sorted) && len(out) < limit; i++ {
+		key := k.sorted[i]
+		if end != nil && key >= string(end) {
+			break
+		}
+		out = append(out, sdk.KV{Key: []byte(key), Value: append([]byte{}, k.data[key]...)})
+	}
+	return out, nil
+}
+
+func (k *refKeyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	view := k.data
+	if brokenMode != "snapshot-live" {
+		view = make(map[string][]byte, len(k.data))
+		for key, v := range k.data {
+			view[key] = v
+		}
+	}
+	return &refSnapshot{k: k, view: view}, nil
+}
+
+type refSnapshot struct {
+	k    *refKeyed
+	view map[string][]byte
+}
+
+func (s *refSnapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactory) ([]sdk.KeyedStateHandle, error) {
+	out, err := streams.CreateCheckpointStateOutputStream(ctx, sdk.ScopeExclusive)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Close()
+	s.k.mu.Lock() // the broken snapshot-live mode shares the live map
+	w := kvstream.NewWriter(out)
+	for key, v := range s.view {
+		if err := w.Write([]byte(key), v); err != nil {
+			s.k.mu.Unlock()
+			return nil, err
+		}
+	}
+	s.k.mu.Unlock()
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	h, err := out.CloseAndGetHandle(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return []sdk.KeyedStateHandle{{KeyGroups: s.k.p.KeyGroups, Format: sdk.FormatCanonical, Files: []sdk.NamedStateHandle{{Name: "kv", Handle: h}}}}, nil
+}
+
+func (s *refSnapshot) Release() { s.view = nil }
+
+func (k *refKeyed) Restore(ctx context.Context, handles []sdk.KeyedStateHandle, state sdk.StateReader) error {
+	for _, h := range handles {
+		if h.Format != sdk.FormatCanonical {
+			return fmt.Errorf("reference backend: format %q: %w", h.Format, sdk.ErrUnsupported)
+		}
+		for _, f := range h.Files {
+			if err := k.restoreFile(ctx, f.Handle, state); err != nil {
+				return fmt.Errorf("reference backend: file %q: %w", f.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+func (k *refKeyed) restoreFile(ctx context.Context, h sdk.StreamStateHandle, state sdk.StateReader) error {
+	rc, err := state.Open(ctx, h)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	r := kvstream.NewReader(rc)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.sorted = nil
+	for {
+		key, v, err := r.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if k.p.KeyGroups.Contains(sdk.KeyGroupOf(key)) {
+			k.data[string(key)] = v
+		}
+	}
+}
+
+func (k *refKeyed) NotifyCheckpointComplete(ctx context.Context, id int64) error { return nil }
+func (k *refKeyed) NotifyCheckpointAborted(ctx context.Context, id int64) error  { return nil }
+func (k *refKeyed) Close() error                                                 { return nil }
+
+func TestRefBackend(t *testing.T) {
+	StateBackend(t, func(t *testing.T) sdk.StateBackend { return refBackend{} })
+}
