@@ -20,6 +20,8 @@ plugins:
 		echo "$(GO) build -o $(BIN)/plugins/flowstate-plugin-$$p ./plugins/$$p"; \
 		$(GO) build -o $(BIN)/plugins/flowstate-plugin-$$p ./plugins/$$p || exit 1; \
 	done
+	# The third-party example plugin lives in its own module, as a real one would.
+	$(GO) -C examples/thirdparty build -o $(BIN)/plugins/flowstate-plugin-boltdb .
 
 run: build
 	rm -rf out/wordcount
@@ -34,6 +36,8 @@ fmt-check:
 
 test: build fmt-check vet
 	$(GO) test -count=1 -timeout 15m ./...
+	$(GO) -C examples/thirdparty vet ./...
+	$(GO) -C examples/thirdparty test -count=1 -timeout 10m ./...
 
 # Regenerate the protocol's Go code from sdk/internal/proto/*.proto.
 proto:

@@ -94,16 +94,17 @@ type KeyedStateBackend interface {
 	// Write applies mutations in order, many keys in one call.
 	Write(ctx context.Context, mutations []Mutation) error
 	// Scan returns up to limit pairs with start <= key < end in ascending key order. A nil
-	// end means no upper bound; limit <= 0 means the implementation's own page size. To read
-	// on, call again with start set to the last key returned plus a zero byte; an empty
-	// result means the range is done.
+	// or empty end means no upper bound (the wire cannot tell them apart); limit <= 0 means
+	// the implementation's own page size, and a page may hold fewer pairs than limit. To
+	// read on, call again with start set to the last key returned plus a zero byte; an
+	// empty result means the range is done.
 	Scan(ctx context.Context, start, end []byte, limit int) ([]KV, error)
 	// Snapshot is the synchronous part of a checkpoint: it freezes a consistent view of the
 	// state as of now and returns quickly. Writes after it returns must not show in the
 	// snapshot.
 	Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, error)
 	// Restore loads state from the handles of earlier snapshots into this (empty) backend,
-	// keeping only the keys of its own key groups. Handles may come from another backend
+	// keeping only the keys of its own key groups. It reads every file of each handle. Handles may come from another backend
 	// when their Format is FormatCanonical. It returns an error wrapping ErrUnsupported for
 	// a format it cannot read.
 	Restore(ctx context.Context, handles []KeyedStateHandle, state StateReader) error

@@ -31,9 +31,10 @@ type PluginInfo struct {
 type Plugin interface {
 	// PluginInfo returns the plugin's name and version.
 	PluginInfo() PluginInfo
-	// Configure validates and applies the plugin's options. The runner calls it once,
-	// before any other call but PluginInfo. An invalid or unknown option is reported with
-	// an *OptionError naming it.
+	// Configure validates and applies the plugin's options. The runner calls it before any
+	// other call but PluginInfo, and again with the same options after restarting the
+	// plugin's process. An invalid or unknown option is reported with an *OptionError
+	// naming it.
 	Configure(ctx context.Context, opts Options) error
 }
 

@@ -19,7 +19,7 @@ func newPluginsCmd(g *globalFlags) *cobra.Command {
 		Use:   "plugins",
 		Short: "Inspect the plugins in the plugin directory",
 	}
-	cmd.AddCommand(newPluginsListCmd(g))
+	cmd.AddCommand(newPluginsListCmd(g), newPluginsLockCmd(g))
 	return cmd
 }
 

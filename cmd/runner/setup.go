@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/hashicorp/go-hclog"
@@ -31,9 +32,14 @@ func newLogger(g *globalFlags) hclog.Logger {
 	})
 }
 
-// openSession loads and resolves a configuration file. Deprecations and warnings go to
-// the log.
+// openSession loads and resolves a configuration file, pinning plugins to the checksums
+// of the lock file beside it. Deprecations and warnings go to the log.
 func openSession(ctx context.Context, g *globalFlags, file string) (*session, error) {
+	return openSessionWith(ctx, g, file, true)
+}
+
+// openSessionWith is openSession; useLock false ignores the lock file (to rewrite it).
+func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock bool) (*session, error) {
 	if file == "" {
 		return nil, fmt.Errorf("--config: a configuration file is required")
 	}
@@ -51,7 +57,25 @@ func openSession(ctx context.Context, g *globalFlags, file string) (*session, er
 	if err := cfg.Apply(config.Overrides{PluginDir: dir}); err != nil {
 		return nil, err
 	}
-	host := pluginhost.New(pluginhost.Options{Dir: cfg.Plugins.Dir, Checksums: cfg.Plugins.Checksums, Logger: log})
+	checksums, pinnedIn := map[string]string{}, map[string]string{}
+	for name, sum := range cfg.Plugins.Checksums {
+		checksums[name] = sum
+		pinnedIn[name] = fmt.Sprintf("%s:%d (plugins.checksums.%s)", cfg.File, cfg.Line("plugins.checksums."+name), name)
+	}
+	if useLock {
+		lockPath := pluginhost.LockPath(file)
+		lock, err := pluginhost.ReadLockFile(lockPath)
+		if err != nil {
+			return nil, err
+		}
+		for name, p := range lock.Plugins {
+			if pin, ok := checksums[name]; ok && !strings.EqualFold(pin, p.SHA256) {
+				return nil, fmt.Errorf("plugin %s is pinned twice with different checksums: %s in %s, %s in %s", name, pin, pinnedIn[name], p.SHA256, lockPath)
+			}
+			checksums[name], pinnedIn[name] = p.SHA256, lockPath
+		}
+	}
+	host := pluginhost.New(pluginhost.Options{Dir: cfg.Plugins.Dir, Checksums: checksums, PinnedIn: pinnedIn, Logger: log})
 	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
 		host.Close()
 		return nil, err

@@ -59,9 +59,14 @@ func build() (string, error) {
 	for _, p := range Plugins {
 		targets[filepath.Join(dir, "plugins", "flowstate-plugin-"+p)] = "./plugins/" + p
 	}
+	targets[filepath.Join(dir, "plugins", "flowstate-plugin-boltdb")] = "thirdparty"
 	for out, pkg := range targets {
 		cmd := exec.Command("go", "build", "-o", out, pkg)
 		cmd.Dir = root
+		if pkg == "thirdparty" { // the third-party example is a module of its own
+			cmd = exec.Command("go", "build", "-o", out, ".")
+			cmd.Dir = filepath.Join(root, "examples", "thirdparty")
+		}
 		if b, err := cmd.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("go build %s: %w\n%s", pkg, err, b)
 		}

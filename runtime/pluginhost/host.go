@@ -28,6 +28,9 @@ type Options struct {
 	Dir string
 	// Checksums pins plugin binaries by name to their hex SHA-256.
 	Checksums map[string]string
+	// PinnedIn says, by plugin name, where a checksum was pinned (a lock file, a config
+	// key), for error messages.
+	PinnedIn map[string]string
 	// Logger receives the host's and the plugins' log lines; nil means a logger that
 	// discards them.
 	Logger hclog.Logger
@@ -103,7 +106,7 @@ func (h *Host) newInstance(name string) (*Instance, error) {
 	if err := checkPermissions(h.opts.Dir, path); err != nil {
 		return nil, err
 	}
-	return &Instance{name: name, path: path, sha256: h.opts.Checksums[name], logger: h.logger}, nil
+	return &Instance{name: name, path: path, sha256: h.opts.Checksums[name], pinnedIn: h.opts.PinnedIn[name], logger: h.logger}, nil
 }
 
 // unknown explains that plugin name does not exist, listing the names that do.

@@ -2,6 +2,7 @@ package pluginhost
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -13,11 +14,12 @@ import (
 
 // Instance is one plugin, running in its own process or (a builtin) in the runner's.
 type Instance struct {
-	name    string
-	path    string // binary; empty for a builtin
-	sha256  string
-	builtin func() sdk.Plugin
-	logger  hclog.Logger
+	name     string
+	path     string // binary; empty for a builtin
+	sha256   string
+	pinnedIn string
+	builtin  func() sdk.Plugin
+	logger   hclog.Logger
 
 	mu     sync.Mutex
 	proc   *host.Plugin // process of a binary
@@ -40,6 +42,9 @@ func (in *Instance) start(ctx context.Context) error {
 	}
 	p, err := host.Start(ctx, host.Config{Path: in.path, SHA256: in.sha256, Logger: in.logger})
 	if err != nil {
+		if errors.Is(err, host.ErrChecksumMismatch) && in.pinnedIn != "" {
+			return fmt.Errorf("%w (pinned in %s; if the new binary is intended, run `runner plugins lock` again)", err, in.pinnedIn)
+		}
 		return err
 	}
 	if got := p.Info().Name; got != in.name {

@@ -50,8 +50,7 @@ func keyedCreateChecks(t *testing.T, factory BackendFactory) {
 			}
 		}
 		for i, kb := range kbs {
-			t.Logf("checking subtask %d", i)
-			checkContents(t, kb, models[i])
+			t.Run(fmt.Sprintf("Subtask%d", i), func(t *testing.T) { checkContents(t, kb, models[i]) })
 		}
 	})
 	t.Run("SameOperatorInTwoJobs", func(t *testing.T) {

@@ -45,6 +45,13 @@ func snapshotChecks(t *testing.T, factory BackendFactory) {
 			defer wg.Done()
 			handles, werr = snap.Write(context.Background(), streams)
 		}()
+		released := false
+		defer func() { // also when a check below stops the test early
+			wg.Wait()
+			if !released {
+				snap.Release()
+			}
+		}()
 		// Processing goes on while Write runs: writes, reads and scans.
 		keys := m.keys()
 		for round := 0; round < 10; round++ {
@@ -67,6 +74,7 @@ func snapshotChecks(t *testing.T, factory BackendFactory) {
 		}
 		wg.Wait()
 		snap.Release()
+		released = true
 		if werr != nil {
 			t.Fatalf("Snapshot.Write concurrent with writes: %v", werr)
 		}

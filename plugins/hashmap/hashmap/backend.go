@@ -2,12 +2,15 @@
 // maps in the plugin's heap and takes full snapshots in the canonical format
 // (sdk.FormatCanonical), like Flink's HashMapStateBackend.
 //
-// Snapshots are copy-on-write. Each keyed backend's state is split into shards; Snapshot only
-// opens a new snapshot epoch, so it takes microseconds whatever the state's size. The first
-// write to a shard after a Snapshot hands the shard's current map to the pending snapshots
-// and goes on with a clone, and the asynchronous Snapshot.Write pins each shard it has not
-// yet received and serializes it while processing continues. Several snapshots may be
-// pending at once.
+// Snapshots are copy-on-write at key granularity. Each keyed backend's state is split into
+// shards (about 256, grouped by key group so that scans within a key group look at few
+// shards). Snapshot only registers the snapshot with every shard, in microseconds whatever
+// the state's size. Until the asynchronous Snapshot.Write has serialized a shard, a write to
+// it first saves the previous value of the key it changes in the snapshot's undo log; the
+// snapshot's view is the live map overlaid with that log. Snapshot.Write serializes one
+// shard at a time under its lock into memory and hands the bytes to the stream after
+// unlocking, so processing goes on during the upload. Several snapshots may be pending at
+// once.
 package hashmap
 
 import (

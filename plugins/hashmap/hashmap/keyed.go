@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/flowstate/flowstate/sdk"
@@ -20,19 +19,16 @@ var errClosed = errors.New("keyed backend is closed")
 // keyed is the keyed state backend of one operator subtask.
 //
 // Get, Write, Scan, Snapshot, Restore and Close come from one goroutine at a time; only
-// Snapshot.Write and Snapshot.Release run concurrently with them. Maps are therefore read
-// without locks (nothing else changes them) and shard mutexes order writers against the
-// snapshot bookkeeping.
+// Snapshot.Write and Snapshot.Release run concurrently with them, and those only read the
+// maps. Get and Scan therefore read without locks, and shard mutexes order writers against
+// the snapshots' bookkeeping and serialization.
 type keyed struct {
 	params sdk.KeyedBackendParams
 	name   string // for errors: job/operator/subtask
 	layout layout
 	shards []shard
 
-	epoch   atomic.Uint64 // number of snapshots taken; changed under mu
-	mu      sync.Mutex    // guards pending
-	pending []*snapshot   // snapshots not yet released, oldest first
-	closed  atomic.Bool
+	closed atomic.Bool
 }
 
 func newKeyed(p sdk.KeyedBackendParams) *keyed {
@@ -43,7 +39,7 @@ func newKeyed(p sdk.KeyedBackendParams) *keyed {
 	}
 	kb.shards = make([]shard, kb.layout.n)
 	for i := range kb.shards {
-		kb.shards[i].t = &table{m: make(map[string][]byte)}
+		kb.shards[i].m = make(map[string][]byte)
 	}
 	return kb
 }
@@ -63,7 +59,7 @@ func (kb *keyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	values := make([][]byte, len(keys))
 	total := 0
 	for i, k := range keys {
-		if v, ok := kb.shards[kb.layout.shardOf(k)].t.m[string(k)]; ok {
+		if v, ok := kb.shards[kb.layout.shardOf(k)].m[string(k)]; ok {
 			values[i] = v
 			total += len(v)
 		}
@@ -88,7 +84,7 @@ func (kb *keyed) Write(ctx context.Context, mutations []sdk.Mutation) error {
 		i := kb.layout.shardOf(mu.Key)
 		sh := &kb.shards[i]
 		sh.mu.Lock()
-		m := kb.writable(i, sh)
+		m := sh.writable(i, mu.Key)
 		if mu.Delete {
 			delete(m, string(mu.Key))
 		} else {
@@ -151,7 +147,7 @@ func (kb *keyed) Close() error {
 	for i := range kb.shards {
 		sh := &kb.shards[i]
 		sh.mu.Lock()
-		sh.t = &table{m: map[string][]byte{}}
+		sh.m = map[string][]byte{}
 		sh.mu.Unlock()
 	}
 	return nil

@@ -64,7 +64,7 @@ func (kb *keyed) restoreFile(ctx context.Context, f sdk.NamedStateHandle, state 
 		sh.mu.Lock()
 		val := make([]byte, len(v))
 		copy(val, v)
-		kb.writable(i, sh)[string(k)] = val
+		sh.writable(i, k)[string(k)] = val
 		sh.mu.Unlock()
 	}
 }

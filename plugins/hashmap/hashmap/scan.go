@@ -18,7 +18,7 @@ type entry struct {
 func (kb *keyed) smallest(start, end []byte, limit int) []entry {
 	var h []entry // max-heap on k once it holds limit entries
 	for _, i := range kb.layout.shardsFor(start, end) {
-		for k, v := range kb.shards[i].t.m {
+		for k, v := range kb.shards[i].m {
 			if k < string(start) || (end != nil && k >= string(end)) {
 				continue
 			}

@@ -2,7 +2,6 @@ package hashmap
 
 import (
 	"hash/maphash"
-	"maps"
 	"sync"
 
 	"github.com/flowstate/flowstate/sdk"
@@ -13,20 +12,13 @@ import (
 // state at most.
 const targetShards = 256
 
-// table is one shard's map. A table referenced by a pending snapshot (refs > 0) is frozen:
-// writers replace it with a clone instead of changing it.
-type table struct {
-	m    map[string][]byte
-	refs int // pending snapshots holding the table; guarded by the shard's mutex
-}
-
 // shard is a part of a keyed backend's state.
 type shard struct {
 	mu sync.Mutex
-	t  *table
-	// seen is the snapshot epoch as of which every pending snapshot holds its view of this
-	// shard; writes compare it with the backend's epoch to skip the snapshot bookkeeping.
-	seen uint64
+	m  map[string][]byte
+	// active are the pending snapshots that have not serialized this shard yet; a write
+	// first saves the key's previous value in each one's undo log. Guarded by mu.
+	active []*snapshot
 }
 
 // layout maps keys to shards. Keys of one key group live in the same few shards, so that a
@@ -107,29 +99,25 @@ func (l *layout) shardsFor(start, end []byte) []int {
 	return out
 }
 
-// writable returns the map of shard i to change, after settling the pending snapshots'
-// views of the shard. The shard's mutex must be held.
-func (kb *keyed) writable(i int, sh *shard) map[string][]byte {
-	if sh.seen != kb.epoch.Load() {
-		kb.pinLocked(i, sh)
-	}
-	if sh.t.refs > 0 {
-		sh.t = &table{m: maps.Clone(sh.t.m)}
-	}
-	return sh.t.m
+// preimage is the value a key had when a snapshot was taken.
+type preimage struct {
+	v       []byte
+	present bool
 }
 
-// pinLocked hands shard i's current table to every pending snapshot that does not hold a
-// view of the shard yet: no write reached the shard since such a snapshot was taken, so the
-// current table is its view. The shard's mutex must be held.
-func (kb *keyed) pinLocked(i int, sh *shard) {
-	kb.mu.Lock()
-	defer kb.mu.Unlock()
-	for _, s := range kb.pending {
-		if s.tables[i] == nil {
-			s.tables[i] = sh.t
-			sh.t.refs++
+// writable returns the map of shard i to change key in, after saving key's current value
+// for the pending snapshots that still need it. The shard's mutex must be held.
+func (sh *shard) writable(i int, key []byte) map[string][]byte {
+	for _, s := range sh.active {
+		u := s.undo[i]
+		if u == nil {
+			u = make(map[string]preimage)
+			s.undo[i] = u
+		} else if _, saved := u[string(key)]; saved {
+			continue
 		}
+		v, ok := sh.m[string(key)]
+		u[string(key)] = preimage{v, ok}
 	}
-	sh.seen = kb.epoch.Load()
+	return sh.m
 }

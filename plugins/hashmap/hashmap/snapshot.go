@@ -14,31 +14,33 @@ import (
 // snapshotFile is the name of the one stream of a hashmap snapshot.
 const snapshotFile = "state"
 
-// snapshot is a pending copy-on-write snapshot of a keyed backend.
+// snapshot is a pending copy-on-write snapshot of a keyed backend. Its view of a shard it
+// has not serialized yet is the shard's live map, except for the keys in its undo log for
+// that shard, whose values at snapshot time the log holds.
 type snapshot struct {
-	kb     *keyed
-	id     int64
-	epoch  uint64
-	tables []*table // a shard's view once pinned; guarded by kb.mu
+	kb   *keyed
+	id   int64
+	undo []map[string]preimage // per shard; guarded by the shard's mutex
 
-	once     sync.Once
-	writing  sync.Mutex // held by Write, so that Release waits for it
-	released bool       // guarded by kb.mu
-	written  bool       // Write was called; guarded by writing
+	mu       sync.Mutex // held by Write, so that Release waits for it
+	written  bool
+	released bool
 }
 
-// Snapshot freezes the state as of now. It only opens a new snapshot epoch (one allocation
-// of a slot per shard): shards are handed to the snapshot when they are next written or when
-// Snapshot.Write reaches them.
+// Snapshot freezes the state as of now: it registers the snapshot with every shard (one
+// uncontended lock per shard), whatever the state's size. Writes that follow save the
+// previous values of the keys they change until Snapshot.Write has serialized their shard.
 func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
 	if err := kb.check(); err != nil {
 		return nil, err
 	}
-	s := &snapshot{kb: kb, id: opts.CheckpointID, tables: make([]*table, len(kb.shards))}
-	kb.mu.Lock()
-	s.epoch = kb.epoch.Add(1)
-	kb.pending = append(kb.pending, s)
-	kb.mu.Unlock()
+	s := &snapshot{kb: kb, id: opts.CheckpointID, undo: make([]map[string]preimage, len(kb.shards))}
+	for i := range kb.shards {
+		sh := &kb.shards[i]
+		sh.mu.Lock()
+		sh.active = append(sh.active, s)
+		sh.mu.Unlock()
+	}
 	return s, nil
 }
 
@@ -46,23 +48,17 @@ func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Sn
 // shard, while the keyed backend goes on processing.
 func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactory) ([]sdk.KeyedStateHandle, error) {
 	kb := s.kb
-	s.writing.Lock()
-	defer s.writing.Unlock()
-	if s.written {
-		return nil, fmt.Errorf("%s: snapshot %d: Write called twice: %w", kb.name, s.id, sdk.ErrInvalidArgument)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written || s.released {
+		return nil, fmt.Errorf("%s: snapshot %d: Write after Write or Release: %w", kb.name, s.id, sdk.ErrInvalidArgument)
 	}
 	s.written = true
-	kb.mu.Lock()
-	released := s.released
-	kb.mu.Unlock()
-	if released {
-		return nil, fmt.Errorf("%s: snapshot %d: Write after Release: %w", kb.name, s.id, sdk.ErrInvalidArgument)
-	}
 	out, err := streams.CreateCheckpointStateOutputStream(ctx, sdk.ScopeExclusive)
 	if err != nil {
 		return nil, fmt.Errorf("%s: snapshot %d: open stream: %w", kb.name, s.id, err)
 	}
-	if err := s.serialize(ctx, kvstream.NewWriter(out)); err != nil {
+	if err := s.serialize(ctx, out); err != nil {
 		out.Close()
 		return nil, err
 	}
@@ -77,19 +73,26 @@ func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactor
 	}}, nil
 }
 
-// serialize writes every shard's view to w and closes w.
-func (s *snapshot) serialize(ctx context.Context, w *kvstream.Writer) error {
+// spool collects the bytes of one shard in memory, so that the shard's lock is not held
+// while the stream (perhaps a network upload) takes them.
+type spool struct{ b []byte }
+
+func (s *spool) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
+
+// serialize writes every shard's view to out.
+func (s *snapshot) serialize(ctx context.Context, out sdk.CheckpointStateOutputStream) error {
 	kb := s.kb
+	sp := &spool{}
+	w := kvstream.NewWriter(sp)
 	for i := range kb.shards {
-		t, err := s.pin(i)
-		if err != nil {
+		if err := s.serializeShard(i, w); err != nil {
 			return err
 		}
-		for k, v := range t.m {
-			// The writer only reads the key, so it may alias the map's key string.
-			if err := w.Write(unsafe.Slice(unsafe.StringData(k), len(k)), v); err != nil {
-				return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+		if len(sp.b) > 0 {
+			if _, err := out.Write(sp.b); err != nil {
+				return fmt.Errorf("%s: snapshot %d: write stream: %w", kb.name, s.id, err)
 			}
+			sp.b = sp.b[:0]
 		}
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
@@ -98,61 +101,59 @@ func (s *snapshot) serialize(ctx context.Context, w *kvstream.Writer) error {
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
 	}
+	if _, err := out.Write(sp.b); err != nil {
+		return fmt.Errorf("%s: snapshot %d: write stream: %w", kb.name, s.id, err)
+	}
 	return nil
 }
 
-// pin returns the snapshot's view of shard i, pinning the shard's current table if no write
-// has reached the shard since the snapshot was taken.
-func (s *snapshot) pin(i int) (*table, error) {
+// serializeShard writes the snapshot's view of shard i to w under the shard's lock, then
+// retires the snapshot from the shard.
+func (s *snapshot) serializeShard(i int, w *kvstream.Writer) error {
 	kb := s.kb
 	sh := &kb.shards[i]
 	sh.mu.Lock()
 	defer sh.mu.Unlock()
-	kb.mu.Lock()
-	released := s.released
-	var t *table
-	if !released {
-		t = s.tables[i]
-	}
-	kb.mu.Unlock()
-	if released {
-		return nil, fmt.Errorf("%s: snapshot %d: released during Write: %w", kb.name, s.id, sdk.ErrInvalidArgument)
-	}
-	if t != nil {
-		return t, nil
-	}
 	if kb.closed.Load() {
-		return nil, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, errClosed)
+		return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, errClosed)
 	}
-	kb.pinLocked(i, sh)
-	kb.mu.Lock()
-	defer kb.mu.Unlock()
-	return s.tables[i], nil
+	undo := s.undo[i]
+	for k, v := range sh.m {
+		if _, changed := undo[k]; changed {
+			continue
+		}
+		// The writer only reads the key, so it may alias the map's key string.
+		if err := w.Write(unsafe.Slice(unsafe.StringData(k), len(k)), v); err != nil {
+			return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+		}
+	}
+	for k, p := range undo {
+		if !p.present {
+			continue
+		}
+		if err := w.Write(unsafe.Slice(unsafe.StringData(k), len(k)), p.v); err != nil {
+			return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+		}
+	}
+	s.undo[i] = nil
+	sh.active = slices.DeleteFunc(sh.active, func(o *snapshot) bool { return o == s })
+	return nil
 }
 
-// Release drops the snapshot's views, so that later writes to their shards need no clone.
-// It waits for a Write in progress.
+// Release drops the snapshot's undo logs and retires it from the shards it has not
+// serialized; it waits for a Write in progress.
 func (s *snapshot) Release() {
-	s.once.Do(func() {
-		s.writing.Lock()
-		defer s.writing.Unlock()
-		kb := s.kb
-		kb.mu.Lock()
-		s.released = true
-		if i := slices.Index(kb.pending, s); i >= 0 {
-			kb.pending = slices.Delete(kb.pending, i, i+1)
-		}
-		tables := s.tables
-		s.tables = nil
-		kb.mu.Unlock()
-		for i, t := range tables {
-			if t == nil {
-				continue
-			}
-			sh := &kb.shards[i]
-			sh.mu.Lock()
-			t.refs--
-			sh.mu.Unlock()
-		}
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released {
+		return
+	}
+	s.released = true
+	for i := range s.kb.shards {
+		sh := &s.kb.shards[i]
+		sh.mu.Lock()
+		sh.active = slices.DeleteFunc(sh.active, func(o *snapshot) bool { return o == s })
+		s.undo[i] = nil
+		sh.mu.Unlock()
+	}
 }

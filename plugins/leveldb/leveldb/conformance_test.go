@@ -10,30 +10,29 @@ import (
 	"github.com/flowstate/flowstate/sdk/sdktest"
 )
 
-// conformanceOptions configure leveldb with a fresh working directory, taking incremental
-// or full checkpoints.
-func conformanceOptions(t *testing.T, incremental string) sdk.Options {
-	return sdk.Options{"localdir": t.TempDir(), sdk.OptionIncremental: incremental}
+// conformanceOptions configure leveldb with a fresh working directory and a small
+// memtable, so that the large-state check spans several table files.
+func conformanceOptions(t *testing.T) sdk.Options {
+	return sdk.Options{leveldb.OptionLocalDir: t.TempDir(), leveldb.OptionWriteBufferSize: "1mb"}
 }
 
-// TestConformance runs the sdktest kit against leveldb in-process (incremental and full
-// checkpoints) and as a plugin process.
+// TestConformance runs the sdktest kit against leveldb in-process and as a plugin process.
+// (When leveldb accepts incremental=true, add that configuration here: the kit's
+// successive-checkpoint and rescale checks are where incremental snapshots break.)
 func TestConformance(t *testing.T) {
-	for _, incremental := range []string{"true", "false"} {
-		t.Run("in-process/incremental="+incremental, func(t *testing.T) {
-			sdktest.StateBackend(t, func(t *testing.T) sdk.StateBackend {
-				b := leveldb.New()
-				if err := b.Configure(context.Background(), conformanceOptions(t, incremental)); err != nil {
-					t.Fatalf("Configure: %v", err)
-				}
-				return b
-			})
+	t.Run("in-process", func(t *testing.T) {
+		sdktest.StateBackend(t, func(t *testing.T) sdk.StateBackend {
+			b := leveldb.New()
+			if err := b.Configure(context.Background(), conformanceOptions(t)); err != nil {
+				t.Fatalf("Configure: %v", err)
+			}
+			return b
 		})
-	}
+	})
 	t.Run("process", func(t *testing.T) {
 		path := testbin.Plugin(t, "leveldb")
 		sdktest.StateBackend(t, func(t *testing.T) sdk.StateBackend {
-			return sdktest.ProcessStateBackend(t, path, conformanceOptions(t, "false"))
+			return sdktest.ProcessStateBackend(t, path, conformanceOptions(t))
 		})
 	})
 }

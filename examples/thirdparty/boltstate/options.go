@@ -1,0 +1,115 @@
+package boltstate
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Options the plugin knows, besides the common sdk.Option* keys.
+const (
+	// OptionLocalDir is where keyed backends keep their working bbolt files
+	// (state.backend.boltdb.localdir).
+	OptionLocalDir = "localdir"
+)
+
+// Defaults and limits.
+const (
+	// DefaultInlineThreshold is the default data-inline-threshold: state streams smaller than
+	// this travel inline in the checkpoint metadata instead of being stored as their own
+	// bucket.
+	DefaultInlineThreshold = 20 << 10
+	// MaxInlineThreshold is the largest data-inline-threshold accepted.
+	MaxInlineThreshold = 1 << 20
+)
+
+// config is the parsed options.
+type config struct {
+	localDir        string // working files of keyed backends
+	checkpointDir   string // "" when none is configured
+	savepointDir    string // "" when none is configured
+	inlineThreshold int
+}
+
+func defaultConfig() config {
+	return config{
+		localDir:        filepath.Join(os.TempDir(), "flowstate-boltdb"),
+		inlineThreshold: DefaultInlineThreshold,
+	}
+}
+
+// parseOptions checks opts and returns the configuration they describe.
+func parseOptions(opts sdk.Options) (config, error) {
+	cfg := defaultConfig()
+	if err := opts.CheckKnown(OptionLocalDir, sdk.OptionIncremental, sdk.OptionCheckpointDir,
+		sdk.OptionSavepointDir, sdk.OptionDataInlineThreshold); err != nil {
+		return config{}, err
+	}
+	var err error
+	if v, ok := opts[OptionLocalDir]; ok {
+		if cfg.localDir, err = localPath(v); err != nil {
+			return config{}, &sdk.OptionError{Option: OptionLocalDir, Value: v, Err: err}
+		}
+	}
+	if v, ok := opts[sdk.OptionIncremental]; ok {
+		inc, err := strconv.ParseBool(v)
+		if err != nil {
+			return config{}, &sdk.OptionError{Option: sdk.OptionIncremental, Value: v, Err: fmt.Errorf("want true or false")}
+		}
+		if inc {
+			sdk.Logger().Warn("the boltdb state backend takes full snapshots only; incremental checkpoints are not supported",
+				"option", sdk.OptionIncremental, "value", v)
+		}
+	}
+	if v, ok := opts[sdk.OptionCheckpointDir]; ok && v != "" {
+		if cfg.checkpointDir, err = localPath(v); err != nil {
+			return config{}, &sdk.OptionError{Option: sdk.OptionCheckpointDir, Value: v, Err: err}
+		}
+	}
+	if v, ok := opts[sdk.OptionSavepointDir]; ok && v != "" {
+		if cfg.savepointDir, err = localPath(v); err != nil {
+			return config{}, &sdk.OptionError{Option: sdk.OptionSavepointDir, Value: v, Err: err}
+		}
+	}
+	if v, ok := opts[sdk.OptionDataInlineThreshold]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > MaxInlineThreshold {
+			return config{}, &sdk.OptionError{Option: sdk.OptionDataInlineThreshold, Value: v,
+				Err: fmt.Errorf("want a number of bytes between 0 and %d", MaxInlineThreshold)}
+		}
+		cfg.inlineThreshold = n
+	}
+	return cfg, nil
+}
+
+// localPath turns a plain path or a file:// URI into a clean absolute local path. Other
+// schemes are refused: bbolt needs a local file system.
+func localPath(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", fmt.Errorf("empty path: %w", sdk.ErrInvalidArgument)
+	}
+	if i := strings.Index(s, "://"); i > 0 {
+		u, err := url.Parse(s)
+		if err != nil {
+			return "", fmt.Errorf("malformed URI: %w: %w", sdk.ErrInvalidArgument, err)
+		}
+		if !strings.EqualFold(u.Scheme, "file") {
+			return "", fmt.Errorf("scheme %q: boltdb keeps its files on a local file system (want a path or a file:// URI): %w", u.Scheme, sdk.ErrUnsupported)
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return "", fmt.Errorf("file URI with host %q: only local paths are supported: %w", u.Host, sdk.ErrInvalidArgument)
+		}
+		s = u.Path
+	}
+	abs, err := filepath.Abs(s)
+	if err != nil {
+		return "", fmt.Errorf("make %q absolute: %w", s, err)
+	}
+	return abs, nil
+}
