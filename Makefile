@@ -14,13 +14,14 @@ build: runner plugins
 runner:
 	$(GO) build -o $(BIN)/runner ./cmd/runner
 
+# The third-party example plugin (examples/thirdparty) is built from its own module, as a
+# real one would be, into the same plugin directory.
 plugins:
 	@mkdir -p $(BIN)/plugins
 	@for p in $(PLUGINS); do \
 		echo "$(GO) build -o $(BIN)/plugins/flowstate-plugin-$$p ./plugins/$$p"; \
 		$(GO) build -o $(BIN)/plugins/flowstate-plugin-$$p ./plugins/$$p || exit 1; \
 	done
-	# The third-party example plugin lives in its own module, as a real one would.
 	$(GO) -C examples/thirdparty build -o $(BIN)/plugins/flowstate-plugin-boltdb .
 
 run: build

@@ -41,8 +41,10 @@ directory, or its _metadata file).`,
 				return fmt.Errorf("%s: %w", cfg.File, err)
 			}
 			out := cmd.OutOrStdout()
+			ex := config.Explain(cfg)
 			fmt.Fprintf(out, "job %q (%s, parallelism %d): state backend %s, checkpoint storage %s\n",
 				job.Name, cfg.Job.Type, job.Parallelism, cfg.StateBackend, cfg.CheckpointStorage)
+			fmt.Fprintf(out, "working state: %s\ncheckpoints: %s\n", ex.WorkingState, ex.Checkpoints)
 			var last *checkpoint.Completed
 			stats := &dataflow.RunStats{}
 			x := &runtime.Executor{Config: cfg, Host: s.host, Logger: s.log, Stats: stats,
