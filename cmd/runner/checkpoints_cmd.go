@@ -45,11 +45,13 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 				return fmt.Errorf("list checkpoints of job %q: %w", job, err)
 			}
 			type row struct {
-				ID      int64     `json:"id"`
-				Time    time.Time `json:"time"`
-				Size    int64     `json:"size"`
-				Pointer string    `json:"pointer"`
-				Error   string    `json:"error,omitempty"`
+				ID          int64     `json:"id"`
+				Time        time.Time `json:"time"`
+				Size        int64     `json:"size"`
+				Incremental bool      `json:"incremental"`
+				AddedBytes  int64     `json:"added_bytes"`
+				Pointer     string    `json:"pointer"`
+				Error       string    `json:"error,omitempty"`
 			}
 			rows := []row{}
 			for _, l := range locs {
@@ -58,6 +60,7 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 					r.Error = err.Error()
 				} else {
 					r.ID, r.Time, r.Size = m.CheckpointID, m.Time, m.StateSize()
+					r.Incremental, r.AddedBytes = m.Incremental, m.AddedBytes
 				}
 				rows = append(rows, r)
 			}
@@ -72,19 +75,23 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tTIME\tSIZE\tPOINTER")
+			fmt.Fprintln(tw, "ID\tTIME\tTYPE\tSIZE\tADDED\tPOINTER")
 			for _, r := range rows {
 				if r.Error != "" {
-					fmt.Fprintf(tw, "%d\t-\t-\t%s\t(damaged: %s)\n", r.ID, r.Pointer, r.Error)
+					fmt.Fprintf(tw, "%d\t-\t-\t-\t-\t%s\t(damaged: %s)\n", r.ID, r.Pointer, r.Error)
 					continue
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%d\t%s\n", r.ID, r.Time.Format(time.RFC3339), r.Size, r.Pointer)
+				kind := "full"
+				if r.Incremental {
+					kind = "incremental"
+				}
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%d\t%s\n", r.ID, r.Time.Format(time.RFC3339), kind, r.Size, r.AddedBytes, r.Pointer)
 			}
 			return tw.Flush()
 		},
 	}
 	list.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
-	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {id, time, size, pointer}")
+	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {id, time, size, incremental, added_bytes, pointer}")
 	cmd.AddCommand(list)
 	return cmd
 }

@@ -32,6 +32,11 @@ type Metadata struct {
 	Backend        string          `json:"backend"`
 	MaxParallelism int             `json:"max_parallelism"`
 	Operators      []OperatorState `json:"operators"`
+	// Incremental says the checkpoint references shared state (incremental snapshots).
+	Incremental bool `json:"incremental,omitempty"`
+	// AddedBytes is the state this checkpoint uploaded: its size minus the shared state it
+	// references from earlier checkpoints.
+	AddedBytes int64 `json:"added_bytes"`
 }
 
 // OperatorState is the state of every subtask of one operator.
@@ -64,6 +69,24 @@ func (m *Metadata) StateSize() int64 {
 		}
 	}
 	return n
+}
+
+// SetDelta fills Incremental and AddedBytes against prev, the job's previous checkpoint
+// (nil for none): shared streams prev already referenced were not uploaded again.
+func (m *Metadata) SetDelta(prev *Metadata) {
+	old := map[string]bool{}
+	if prev != nil {
+		for _, h := range sharedHandles(prev) {
+			old[h.Ref] = true
+		}
+	}
+	m.Incremental, m.AddedBytes = false, m.StateSize()
+	for _, h := range sharedHandles(m) {
+		m.Incremental = true
+		if old[h.Ref] {
+			m.AddedBytes -= h.Size
+		}
+	}
 }
 
 // Operator returns the state of operator id, or nil.

@@ -118,6 +118,32 @@ func (s *Store) dispose(ctx context.Context, c *Completed) error {
 	return nil
 }
 
+// DiscardUnreferenced deletes the shared streams among states that no retained checkpoint
+// references: the uploads of a checkpoint that failed or expired.
+func (s *Store) DiscardUnreferenced(ctx context.Context, states []SubtaskState) error {
+	inUse := map[string]bool{}
+	for _, r := range s.retained {
+		for _, h := range sharedHandles(r.Metadata) {
+			inUse[h.Ref] = true
+		}
+	}
+	m := &Metadata{Operators: []OperatorState{{Subtasks: states}}}
+	var discard []sdk.StreamStateHandle
+	for _, h := range sharedHandles(m) {
+		if !inUse[h.Ref] {
+			inUse[h.Ref] = true
+			discard = append(discard, h)
+		}
+	}
+	if len(discard) == 0 {
+		return nil
+	}
+	if err := s.access.DiscardState(ctx, discard); err != nil {
+		return fmt.Errorf("discard %d shared streams of a failed checkpoint: %w", len(discard), err)
+	}
+	return nil
+}
+
 // sharedHandles lists the shared, non-inline streams a checkpoint references.
 func sharedHandles(m *Metadata) []sdk.StreamStateHandle {
 	var out []sdk.StreamStateHandle

@@ -139,7 +139,8 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			}
 		case x := <-a.acks:
 			if pending == nil || x.id != pending.b.id {
-				continue // late answer to an aborted checkpoint
+				a.discardShared(x.states) // late answer to an aborted checkpoint
+				continue
 			}
 			if x.err != nil {
 				p := pending
@@ -216,8 +217,26 @@ func (a *attempt) abort(p *pendingCheckpoint, reason error) {
 	if err := p.loc.DisposeOnFailure(ctx); err != nil {
 		a.log.Warn("disposing failed checkpoint", "id", p.b.id, "error", err)
 	}
+	a.discardShared(p.states)
 	if p.request != nil {
 		p.request.Reply <- SavepointResult{Err: reason}
+	}
+}
+
+// discardShared deletes the shared uploads of subtask states that will never be part of a
+// completed checkpoint.
+func (a *attempt) discardShared(states []opState) {
+	if len(states) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	subs := make([]checkpoint.SubtaskState, len(states))
+	for i, s := range states {
+		subs[i] = s.st
+	}
+	if err := a.env.Checkpoints.DiscardUnreferenced(ctx, subs); err != nil {
+		a.log.Warn("discarding the uploads of a failed checkpoint", "error", err)
 	}
 }
 
@@ -243,6 +262,11 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	for _, op := range order {
 		m.Operators = append(m.Operators, *byOp[op])
 	}
+	var prev *checkpoint.Metadata
+	if l := env.Checkpoints.Latest(); l != nil {
+		prev = l.Metadata
+	}
+	m.SetDelta(prev)
 	loc, err := checkpoint.Publish(ctx, p.loc, m)
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %d: %w", p.b.id, err)
@@ -257,7 +281,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 		env.Stats.Checkpoints++
 	}
 	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.request != nil, "pointer", loc.ExternalPointer,
-		"bytes", m.StateSize(), "duration", time.Since(p.started).Round(time.Millisecond))
+		"bytes", m.StateSize(), "added", m.AddedBytes, "duration", time.Since(p.started).Round(time.Millisecond))
 	if env.OnCheckpoint != nil {
 		env.OnCheckpoint(c)
 	}
