@@ -98,10 +98,11 @@ func TestCrashRecovery(t *testing.T) {
 							kills++
 						}
 					case "runner":
-						plugins := []int{pluginOf(r.cmd.Process.Pid, backend), pluginOf(r.cmd.Process.Pid, "fsstorage")}
-						if r.exited() {
+						// --from latest needs a completed checkpoint to resume from.
+						if r.exited() || !strings.Contains(r.out.String(), "checkpoint complete") {
 							break
 						}
+						plugins := []int{pluginOf(r.cmd.Process.Pid, backend), pluginOf(r.cmd.Process.Pid, "fsstorage")}
 						r.cmd.Process.Kill()
 						<-r.done
 						kills++

@@ -91,7 +91,8 @@ func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int)
 				}
 				syscall.Kill(pid, syscall.SIGKILL)
 			case "runner":
-				if r.exited() {
+				// --from latest needs a completed checkpoint to resume from.
+				if r.exited() || !strings.Contains(r.out.String(), "checkpoint complete") {
 					continue
 				}
 				plugins := []int{pluginOf(r.cmd.Process.Pid, backend), pluginOf(r.cmd.Process.Pid, "fsstorage")}

@@ -19,4 +19,5 @@ type discardWriter struct{}
 func (discardWriter) Write(any) error                 { return nil }
 func (discardWriter) PreCommit(int64) ([]byte, error) { return nil, nil }
 func (discardWriter) Commit(int64) error              { return nil }
+func (discardWriter) Aborted(int64) error             { return nil }
 func (discardWriter) Close() error                    { return nil }

@@ -188,6 +188,10 @@ func (w *fileWriter) Commit(id int64) error {
 	return nil
 }
 
+// Aborted implements dataflow.SinkWriter. The aborted checkpoint's pending file stays in
+// the sink state, so the next completed checkpoint commits it; nothing is lost.
+func (w *fileWriter) Aborted(int64) error { return nil }
+
 // Close implements dataflow.SinkWriter. An open in-progress file is left for the next
 // restore to discard.
 func (w *fileWriter) Close() error {

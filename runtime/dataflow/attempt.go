@@ -25,6 +25,8 @@ type attempt struct {
 	sourceDone chan int
 	finish     chan struct{}
 	completed  atomic.Int64
+	abortMu    sync.Mutex
+	abortedIDs []int64 // checkpoints aborted in this attempt, in order
 	async      sync.WaitGroup
 	sources    []*sourceTask
 	stages     [][]*stageTask

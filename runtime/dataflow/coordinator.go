@@ -221,6 +221,22 @@ func (a *attempt) abort(p *pendingCheckpoint, reason error) {
 	if p.request != nil {
 		p.request.Reply <- SavepointResult{Err: reason}
 	}
+	a.abortMu.Lock()
+	a.abortedIDs = append(a.abortedIDs, p.b.id)
+	a.abortMu.Unlock()
+	a.poke()
+}
+
+// poke wakes every keyed subtask to pass on completed and aborted checkpoints.
+func (a *attempt) poke() {
+	for _, ts := range a.stages {
+		for _, t := range ts {
+			select {
+			case t.notify <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // discardShared deletes the shared uploads of subtask states that will never be part of a
@@ -287,14 +303,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	}
 	if p.request == nil {
 		a.completed.Store(p.b.id)
-		for _, ts := range a.stages {
-			for _, t := range ts {
-				select {
-				case t.notify <- struct{}{}:
-				default:
-				}
-			}
-		}
+		a.poke()
 	}
 	return c, nil
 }

@@ -49,6 +49,9 @@ type SinkWriter interface {
 	PreCommit(checkpointID int64) ([]byte, error)
 	// Commit makes visible the transactions of every checkpoint up to id.
 	Commit(checkpointID int64) error
+	// Aborted says checkpoint id will never complete. Its pre-committed transaction stays
+	// pending: the next completed checkpoint's Commit covers it.
+	Aborted(checkpointID int64) error
 	// Close releases the writer; uncommitted transactions stay pending.
 	Close() error
 }

@@ -161,6 +161,8 @@ func TestFailedCheckpointsCountAgainstTolerable(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := newFixture(t, 4<<20, jm)
+	rec := &recordingBackend{StateBackend: f.backend}
+	f.backend = rec
 	env := f.env(nil, nil)
 	env.TolerableFailures = 2
 	err := dataflow.Run(context.Background(), f.job(t, 1), env)
@@ -172,4 +174,28 @@ func TestFailedCheckpointsCountAgainstTolerable(t *testing.T) {
 			t.Fatalf("error does not say %q: %v", want, err)
 		}
 	}
+	if n := rec.aborted.Load(); n < 1 {
+		t.Fatalf("keyed backends were told of %d aborted checkpoints, want at least 1", n)
+	}
+}
+
+// recordingBackend counts the aborted-checkpoint notifications its keyed backends get.
+type recordingBackend struct {
+	sdk.StateBackend
+	aborted atomic.Int64
+}
+
+type recordingKeyed struct {
+	sdk.KeyedStateBackend
+	b *recordingBackend
+}
+
+func (r *recordingBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
+	kb, err := r.StateBackend.CreateKeyedStateBackend(ctx, p)
+	return &recordingKeyed{kb, r}, err
+}
+
+func (k *recordingKeyed) NotifyCheckpointAborted(ctx context.Context, id int64) error {
+	k.b.aborted.Add(1)
+	return k.KeyedStateBackend.NotifyCheckpointAborted(ctx, id)
 }

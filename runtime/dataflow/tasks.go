@@ -125,16 +125,17 @@ func (t *sourceTask) barrier(ctx context.Context, b *barrier) error {
 // stageTask runs one subtask of a keyed stage: its keyed operator, the stateless chain
 // behind it, and the sink when the stage is the last.
 type stageTask struct {
-	a      *attempt
-	idx    int
-	st     *stage
-	inputs []chan message
-	kb     sdk.KeyedStateBackend
-	store  *state.Store
-	out    *output
-	sink   SinkWriter
-	notify chan struct{}
-	done   int64 // newest checkpoint committed
+	a          *attempt
+	idx        int
+	st         *stage
+	inputs     []chan message
+	kb         sdk.KeyedStateBackend
+	store      *state.Store
+	out        *output
+	sink       SinkWriter
+	notify     chan struct{}
+	done       int64 // newest checkpoint committed
+	seenAborts int   // entries of a.abortedIDs already passed on
 }
 
 func (t *stageTask) run(ctx context.Context) error {
@@ -274,8 +275,25 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 	return nil
 }
 
-// commit makes the sink and the backend see the newest completed checkpoint.
+// commit makes the sink and the backend see the newest completed checkpoint, and the
+// checkpoints aborted since the last call.
 func (t *stageTask) commit(ctx context.Context) error {
+	t.a.abortMu.Lock()
+	aborted := t.a.abortedIDs[t.seenAborts:]
+	t.seenAborts = len(t.a.abortedIDs)
+	t.a.abortMu.Unlock()
+	for _, id := range aborted {
+		if t.sink != nil {
+			if err := t.sink.Aborted(id); err != nil {
+				return fmt.Errorf("sink subtask %d: checkpoint %d aborted: %w", t.idx, id, err)
+			}
+		}
+		if t.kb != nil {
+			if err := t.kb.NotifyCheckpointAborted(ctx, id); err != nil {
+				return fmt.Errorf("operator %s subtask %d: notify checkpoint %d aborted: %w", t.st.id, t.idx, id, err)
+			}
+		}
+	}
 	id := t.a.completed.Load()
 	if id <= t.done {
 		return nil
