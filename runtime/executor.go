@@ -65,6 +65,11 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 	if err != nil {
 		return err
 	}
+	if n, err := cleanSharedLeftovers(ctx, store.Access(), restore); err != nil {
+		log.Warn("cleaning up the shared state of checkpoints that never completed", "error", err)
+	} else if n > 0 {
+		log.Info("deleted the shared state of checkpoints that never completed", "streams", n)
+	}
 	failures := 0
 	for {
 		backend, _ := pl.backend.StateBackend()
@@ -112,13 +117,7 @@ func (x *Executor) addStats(s *dataflow.RunStats) {
 	if x.Stats == nil {
 		return
 	}
-	x.Stats.Records += s.Records
-	x.Stats.GetCalls += s.GetCalls
-	x.Stats.WriteCalls += s.WriteCalls
-	x.Stats.KeysRead += s.KeysRead
-	x.Stats.KeysWritten += s.KeysWritten
-	x.Stats.Checkpoints += s.Checkpoints
-	x.Stats.FailedCheckpoints += s.FailedCheckpoints
+	x.Stats.Add(s)
 }
 
 // watchPlugins cancels the attempt when a plugin process exits.
@@ -231,7 +230,7 @@ func (x *Executor) restorePoint(ctx context.Context, storage sdk.CheckpointStora
 		}
 		x.Logger.Info("restoring from the latest checkpoint", "id", c.Metadata.CheckpointID, "pointer", c.Location.ExternalPointer)
 		store.ObserveID(c.Metadata.CheckpointID)
-		return c.Metadata, store.Add(ctx, c)
+		return c.Metadata, store.AddAll(ctx, append(earlierCheckpoints(ctx, access, existing, c, x.Logger), c))
 	default:
 		loc, err := storage.ResolveCheckpoint(ctx, from)
 		if err != nil {
@@ -247,8 +246,9 @@ func (x *Executor) restorePoint(ctx context.Context, storage sdk.CheckpointStora
 	}
 }
 
-// LatestCheckpoint returns the newest of the completed checkpoints whose metadata reads
-// back intact, warning about each damaged one it skips.
+// LatestCheckpoint returns the newest of the completed checkpoints whose metadata and
+// state streams read back intact (sizes and CRC-32C checked), warning about each damaged
+// one it skips. It reads the candidate's state once; a restore reads it again.
 func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, log hclog.Logger) (*checkpoint.Completed, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
@@ -256,6 +256,12 @@ func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, l
 	var skipped []string
 	for i := len(list) - 1; i >= 0; i-- {
 		m, err := checkpoint.Load(ctx, access, list[i])
+		if err == nil {
+			err = checkpoint.Verify(ctx, access, m)
+			if err != nil && !errors.Is(err, sdk.ErrCorrupt) && !errors.Is(err, sdk.ErrNotFound) {
+				return nil, fmt.Errorf("verify checkpoint %s: %w", list[i].ExternalPointer, err)
+			}
+		}
 		if err != nil {
 			log.Warn("skipping a damaged checkpoint; trying the previous one", "pointer", list[i].ExternalPointer, "error", err)
 			skipped = append(skipped, list[i].ExternalPointer)

@@ -17,7 +17,8 @@
 #   FLOWSTATE_S3_STATE      directory for the PID, log and data dir (default ${TMPDIR:-/tmp}/flowstate-s3)
 #
 # Credentials are fixed test values: testkey / testsecret12345. The server binds to
-# loopback only, has telemetry, the admin UI, WebDAV, Iceberg and Lance ports off.
+# loopback only, has telemetry, the admin UI, WebDAV, Iceberg and Lance ports off, and does
+# not create buckets on upload (as AWS: a missing bucket is an error).
 set -euo pipefail
 
 VERSION="${FLOWSTATE_WEED_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}"
@@ -91,7 +92,7 @@ cmd_start() {
 	AWS_ACCESS_KEY_ID="$ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$SECRET_KEY" \
 		setsid "$BIN" mini -dir="$data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
 		-master.telemetry=false -admin.ui=false -webdav=false \
-		-s3.port="$PORT" -s3.port.iceberg=0 -s3.port.lance=0 \
+		-s3.port="$PORT" -s3.port.iceberg=0 -s3.port.lance=0 -s3.autoCreateBucket=false \
 		</dev/null >"$LOG_FILE" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$PID_FILE"

@@ -36,11 +36,16 @@ func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID strin
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	return &accessClient{c: s.rpc.storage, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation}, nil
+	a := &accessClient{c: s.rpc.storage, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation}
+	if r.ListsSharedState {
+		return accessListerClient{a}, nil
+	}
+	return a, nil
 }
 
 // accessClient is a CheckpointStorageAccess living in a plugin process under id. The two
-// boolean properties are read once, when it is created.
+// boolean properties, and whether it implements SharedStateLister (accessListerClient),
+// are read once, when it is created.
 type accessClient struct {
 	c                pb.CheckpointStorageClient
 	id               uint64

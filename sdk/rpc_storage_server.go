@@ -57,10 +57,12 @@ func (s *storageServer) CreateAccess(ctx context.Context, req *pb.CreateAccessRe
 	if a == nil {
 		return nil, fmt.Errorf("CreateCheckpointStorage returned no access and no error")
 	}
+	_, lists := a.(SharedStateLister)
 	return &pb.CreateAccessResponse{
 		AccessId:                       s.accesses.Add(a),
 		SupportsHighlyAvailableStorage: a.SupportsHighlyAvailableStorage(),
 		HasDefaultSavepointLocation:    a.HasDefaultSavepointLocation(),
+		ListsSharedState:               lists,
 	}, nil
 }
 

@@ -1,5 +1,9 @@
 // Command flowbench measures Flowstate's plugins against the same plugins loaded
-// in-process, and against the machine's limits, and writes docs/performance.md.
+// in-process, and against the machine's own limits, and writes the figures into
+// docs/performance.md (between its flowbench markers). `make bench` runs it.
+//
+//	flowbench [-quick] [-only throughput,checkpoint,pause,scale,incremental,startup]
+//	          [-out docs/performance.md] [-plugin-dir bin/plugins] [-runner bin/runner]
 package main
 
 import (
@@ -7,28 +11,138 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/signal"
+	"path/filepath"
 	"runtime/pprof"
-
-	"github.com/flowstate/flowstate/runtime/jobs"
+	"strings"
+	"syscall"
+	"time"
 )
 
+// phases are the benchmark's parts, in the order they run.
+var phases = []string{"throughput", "checkpoint", "pause", "scale", "incremental", "startup"}
+
 func main() {
-	backend := flag.String("backend", "hashmap", "")
-	inproc := flag.Bool("inproc", false, "")
-	prof := flag.String("cpuprofile", "", "")
-	records := flag.Int64("records", 2000000, "")
-	flag.Parse()
-	if *prof != "" {
-		f, _ := os.Create(*prof)
-		pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
-	}
-	dir, _ := freshDir(os.TempDir(), "flowbench-dev")
-	job, _ := jobs.Aggregate(jobs.Spec{Name: "agg", Keys: 100000, Records: *records, Parallelism: 2})
-	r, err := runJob(context.Background(), runSpec{backend: *backend, mode: mode(*inproc), pluginDir: "bin/plugins", checkpoints: dir}, job)
-	if err != nil {
-		fmt.Println(err)
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "flowbench:", err)
 		os.Exit(1)
 	}
-	fmt.Println(r.elapsed, float64(r.stats.Records)/r.elapsed.Seconds())
+}
+
+func run(args []string) error {
+	fs := flag.NewFlagSet("flowbench", flag.ContinueOnError)
+	out := fs.String("out", "docs/performance.md", "report to write (the part between its flowbench markers)")
+	pluginDir := fs.String("plugin-dir", "bin/plugins", "directory of the built plugins (make build)")
+	runner := fs.String("runner", "bin/runner", "runner binary, for the start-up figure")
+	work := fs.String("work", filepath.Join(os.TempDir(), "flowbench"), "scratch directory, on the disk to measure")
+	quick := fs.Bool("quick", false, "tiny sizes: check that every figure runs, in seconds")
+	rounds := fs.Int("rounds", 0, "rounds of each comparison (0: 3, or 2 with -quick)")
+	only := fs.String("only", strings.Join(phases, ","), "phases to run")
+	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the benchmark process")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	s := fullSettings()
+	if *quick {
+		s = quickSettings()
+	}
+	if *rounds > 0 {
+		s.Rounds = *rounds
+	}
+	var err error
+	if s.PluginDir, err = filepath.Abs(*pluginDir); err != nil {
+		return fmt.Errorf("-plugin-dir: %w", err)
+	}
+	if s.Runner, err = filepath.Abs(*runner); err != nil {
+		return fmt.Errorf("-runner: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.PluginDir, "flowstate-plugin-hashmap")); err != nil {
+		return fmt.Errorf("-plugin-dir %s: no built plugins (run make build): %w", s.PluginDir, err)
+	}
+	want := map[string]bool{}
+	for _, p := range strings.Split(*only, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if !contains(phases, p) {
+			return fmt.Errorf("-only: unknown phase %q (phases: %s)", p, strings.Join(phases, ", "))
+		}
+		want[p] = true
+	}
+	if s.Work, err = freshDir(*work, "run"); err != nil {
+		return err
+	}
+	defer os.RemoveAll(s.Work)
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("-cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	b := &bench{s: s, start: time.Now(), log: os.Stderr}
+	rep := b.runPhases(ctx, want)
+	if ctx.Err() != nil {
+		return fmt.Errorf("interrupted; %s left as it was", *out)
+	}
+	if err := writeReport(*out, rep); err != nil {
+		return err
+	}
+	b.logf("wrote %s in %s", *out, rep.elapsed.Round(time.Second))
+	for name, err := range rep.failures {
+		b.logf("phase %s failed: %v", name, err)
+	}
+	if len(rep.failures) > 0 {
+		return fmt.Errorf("%d phases failed (the report says which)", len(rep.failures))
+	}
+	return nil
+}
+
+// runPhases runs the wanted phases; a phase that fails is recorded and the others go on.
+func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
+	rep := &report{machine: describeMachine(), settings: b.s, started: b.start, failures: map[string]error{}}
+	b.logf("machine: %d CPUs, %s, load %s; budget %s", rep.machine.CPUs, rep.machine.CPUModel, rep.machine.LoadStart, b.s.Budget)
+	step := func(name string, f func() error) {
+		if !want[name] || ctx.Err() != nil {
+			return
+		}
+		b.logf("phase %s", name)
+		if err := f(); err != nil {
+			rep.failures[name] = err
+			b.logf("phase %s failed: %v", name, err)
+		}
+	}
+	step("throughput", func() error {
+		for i, backend := range []string{"hashmap", "leveldb"} {
+			t, err := b.throughput(ctx, backend, b.deadline([]float64{0.12, 0.40}[i]))
+			if err != nil {
+				return err
+			}
+			rep.throughput = append(rep.throughput, t)
+		}
+		return nil
+	})
+	step("checkpoint", func() (err error) { rep.io, err = b.checkpointIO(ctx, b.deadline(0.55)); return })
+	step("pause", func() (err error) { rep.pause, err = b.pauses(ctx); return })
+	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, "hashmap", b.deadline(0.80)); return })
+	step("incremental", func() (err error) { rep.incr, err = b.incremental(ctx); return })
+	step("startup", func() (err error) { rep.startup, err = b.startup(ctx, b.deadline(0.97)); return })
+	rep.elapsed = time.Since(b.start)
+	rep.machine.LoadEnd = loadAverage()
+	return rep
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if x == y {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -21,7 +24,8 @@ import (
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// builtins are the plugins the in-process variants load into the benchmark's process.
+// builtins are the plugins the in-process variants load into the benchmark's process,
+// through the same sdk interfaces the plugin processes serve.
 var builtins = map[string]func() sdk.Plugin{
 	"hashmap":   func() sdk.Plugin { return hashmap.New() },
 	"leveldb":   func() sdk.Plugin { return leveldb.New() },
@@ -37,6 +41,9 @@ const (
 	inProcess mode = true
 )
 
+// modes are the variants every comparison alternates, plugin first.
+var modes = []mode{plugin, inProcess}
+
 func (m mode) String() string {
 	if m == inProcess {
 		return "in-process"
@@ -44,16 +51,20 @@ func (m mode) String() string {
 	return "plugin"
 }
 
-// runSpec is one run of a job through runtime.Executor.
+// newHost returns a plugin host for m.
+func newHost(pluginDir string, m mode) *pluginhost.Host {
+	return pluginhost.New(pluginhost.Options{Dir: pluginDir, Builtins: builtins, InProcess: m == inProcess, Logger: hclog.NewNullLogger()})
+}
+
+// runSpec is one run of a job through runtime.Executor, with fsstorage (file://) as the
+// checkpoint storage.
 type runSpec struct {
 	backend     string
 	mode        mode
 	pluginDir   string
-	checkpoints string        // checkpoint directory (fsstorage, file://)
+	checkpoints string        // checkpoint directory
 	interval    time.Duration // 0: only the final checkpoint
-	incremental bool
-	retained    int
-	from        string // "" or a checkpoint pointer to restore
+	from        string        // "" or a checkpoint pointer to restore
 	onComplete  func(c *checkpoint.Completed)
 }
 
@@ -61,14 +72,14 @@ type runSpec struct {
 type runResult struct {
 	elapsed time.Duration
 	stats   dataflow.RunStats
+	cpu     time.Duration // CPU time of the benchmark process and the plugin processes
+	last    *checkpoint.Completed
 }
 
 // runJob runs job once with the plugins and settings of s.
 func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error) {
 	yaml := fmt.Sprintf("state.backend.type: %s\nexecution.checkpointing.storage: fsstorage\n"+
-		"execution.checkpointing.dir: %s\nexecution.checkpointing.incremental: %t\n"+
-		"execution.checkpointing.num-retained: %d\nrestart-strategy.type: none\n",
-		s.backend, "file://"+s.checkpoints, s.incremental, max(1, s.retained))
+		"execution.checkpointing.dir: %s\nrestart-strategy.type: none\n", s.backend, "file://"+s.checkpoints)
 	cfg, err := config.Parse([]byte(yaml), "flowbench.yaml")
 	if err != nil {
 		return runResult{}, fmt.Errorf("benchmark configuration: %w", err)
@@ -77,18 +88,74 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 		return runResult{}, fmt.Errorf("benchmark configuration: %w", err)
 	}
 	cfg.Checkpointing.Interval = s.interval
-	host := pluginhost.New(pluginhost.Options{Dir: s.pluginDir, Builtins: builtins, InProcess: s.mode == inProcess, Logger: hclog.NewNullLogger()})
+	host := newHost(s.pluginDir, s.mode)
 	defer host.Close()
 	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
 		return runResult{}, fmt.Errorf("benchmark configuration: %w", err)
 	}
+	res := runResult{}
 	stats := &dataflow.RunStats{}
-	x := &runtime.Executor{Config: cfg, Host: host, Logger: hclog.NewNullLogger(), Stats: stats, OnCheckpoint: s.onComplete}
+	x := &runtime.Executor{Config: cfg, Host: host, Logger: hclog.NewNullLogger(), Stats: stats,
+		OnCheckpoint: func(c *checkpoint.Completed) {
+			res.last = c
+			if s.onComplete != nil {
+				s.onComplete(c)
+			}
+		}}
+	cpu0 := selfCPU()
 	start := time.Now()
 	if err := x.Run(ctx, job, s.from); err != nil {
 		return runResult{}, fmt.Errorf("job %s on %s (%s): %w", job.Name, s.backend, s.mode, err)
 	}
-	return runResult{elapsed: time.Since(start), stats: *stats}, nil
+	res.elapsed = time.Since(start)
+	res.cpu = selfCPU() - cpu0
+	if s.mode == plugin {
+		for _, name := range []string{s.backend, "fsstorage"} {
+			if in, err := host.Open(ctx, name); err == nil {
+				res.cpu += processCPU(in.Pid())
+			}
+		}
+	}
+	res.stats = *stats
+	return res, nil
+}
+
+// selfCPU is the user and system time of this process so far.
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on Linux).
+const clockTicks = 100
+
+// processCPU is the user and system time of process pid so far (0 if unknown).
+func processCPU(pid int) time.Duration {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state ppid ... : utime and stime are fields 14 and 15.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0
+	}
+	return time.Duration(u+s) * time.Second / clockTicks
 }
 
 // freshDir returns an empty directory under root.

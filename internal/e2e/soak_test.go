@@ -3,8 +3,8 @@ package e2e
 import (
 	"bufio"
 	"errors"
-	"io/fs"
 	"fmt"
+	"io/fs"
 	"math/rand"
 	"os"
 	"sort"

@@ -21,11 +21,25 @@ type Completed struct {
 // Store keeps the retained completed checkpoints of a job: it applies num-retained,
 // disposes of older checkpoints through the storage, and acts as the shared-state
 // registry: a shared stream is discarded once no retained checkpoint references it.
+//
+// Two rules keep shared streams a later checkpoint may still need:
+//   - the shared streams of checkpoints the runner does not own (restored from an explicit
+//     pointer, perhaps another job's) are never discarded;
+//   - a shared stream that became unreferenced when a checkpoint was disposed is discarded
+//     only when the next checkpoint is added and does not reference it either. A keyed
+//     backend builds on the newest checkpoint it was told completed; a snapshot taken just
+//     before that notification arrived still references the files of the checkpoint
+//     before, which retention may just have disposed.
 type Store struct {
 	access      sdk.CheckpointStorageAccess
 	numRetained int
 	retained    []*Completed
 	maxID       int64
+	// protected are shared refs never discarded: those of checkpoints not owned.
+	protected map[string]bool
+	// deferred are shared streams unreferenced since the last Add, discarded at the next
+	// one unless referenced again.
+	deferred []sdk.StreamStateHandle
 }
 
 // NewStore returns a store that retains numRetained checkpoints (at least 1).
@@ -33,7 +47,7 @@ func NewStore(access sdk.CheckpointStorageAccess, numRetained int) *Store {
 	if numRetained < 1 {
 		numRetained = 1
 	}
-	return &Store{access: access, numRetained: numRetained}
+	return &Store{access: access, numRetained: numRetained, protected: map[string]bool{}}
 }
 
 // SetAccess replaces the storage access, after the storage plugin was restarted.
@@ -55,7 +69,7 @@ func (s *Store) Retained() []*Completed { return append([]*Completed(nil), s.ret
 
 // Forget drops every retained checkpoint without disposing of it (their storage lost
 // them). Ids already used stay used.
-func (s *Store) Forget() { s.retained = nil }
+func (s *Store) Forget() { s.retained, s.deferred = nil, nil }
 
 // ObserveID records that checkpoint id was used, so NextID never reuses it.
 func (s *Store) ObserveID(id int64) {
@@ -73,18 +87,40 @@ func (s *Store) NextID() int64 {
 // Add retains c and disposes of the oldest owned checkpoints beyond num-retained,
 // discarding shared state no retained checkpoint still references. Disposal errors are
 // returned but c stays retained.
-func (s *Store) Add(ctx context.Context, c *Completed) error {
-	s.ObserveID(c.Metadata.CheckpointID)
-	s.retained = append(s.retained, c)
+func (s *Store) Add(ctx context.Context, c *Completed) error { return s.AddAll(ctx, []*Completed{c}) }
+
+// AddAll retains cs, oldest first, then applies retention once, as Add does: a runner
+// resuming a job adopts the job's earlier checkpoints this way.
+func (s *Store) AddAll(ctx context.Context, cs []*Completed) error {
+	for _, c := range cs {
+		s.ObserveID(c.Metadata.CheckpointID)
+		s.retained = append(s.retained, c)
+		if !c.Owned {
+			for _, h := range sharedHandles(c.Metadata) {
+				s.protected[h.Ref] = true
+			}
+		}
+	}
 	var errs []error
+	var unreferenced []sdk.StreamStateHandle
 	for len(s.retained) > s.numRetained {
 		old := s.retained[0]
 		s.retained = s.retained[1:]
 		if !old.Owned {
 			continue
 		}
-		if err := s.dispose(ctx, old); err != nil {
-			errs = append(errs, err)
+		if err := s.access.DisposeCheckpoint(ctx, old.Location); err != nil {
+			errs = append(errs, fmt.Errorf("dispose checkpoint %d (%s): %w", old.Metadata.CheckpointID, old.Location.ExternalPointer, err))
+			continue
+		}
+		unreferenced = append(unreferenced, sharedHandles(old.Metadata)...)
+	}
+	inUse := s.inUse()
+	discard := unused(s.deferred, inUse)
+	s.deferred = unused(unreferenced, inUse)
+	if len(discard) > 0 {
+		if err := s.access.DiscardState(ctx, discard); err != nil {
+			errs = append(errs, fmt.Errorf("discard %d shared streams no retained checkpoint references: %w", len(discard), err))
 		}
 	}
 	if len(errs) > 0 {
@@ -93,48 +129,44 @@ func (s *Store) Add(ctx context.Context, c *Completed) error {
 	return nil
 }
 
-func (s *Store) dispose(ctx context.Context, c *Completed) error {
-	if err := s.access.DisposeCheckpoint(ctx, c.Location); err != nil {
-		return fmt.Errorf("dispose checkpoint %d (%s): %w", c.Metadata.CheckpointID, c.Location.ExternalPointer, err)
-	}
+// inUse returns the shared refs that must not be discarded now: those of retained
+// checkpoints and protected ones.
+func (s *Store) inUse() map[string]bool {
 	inUse := map[string]bool{}
+	for ref := range s.protected {
+		inUse[ref] = true
+	}
 	for _, r := range s.retained {
 		for _, h := range sharedHandles(r.Metadata) {
 			inUse[h.Ref] = true
 		}
 	}
-	var discard []sdk.StreamStateHandle
-	for _, h := range sharedHandles(c.Metadata) {
-		if !inUse[h.Ref] {
-			inUse[h.Ref] = true // discard once
-			discard = append(discard, h)
+	return inUse
+}
+
+// unused returns the handles whose refs are not in inUse, each ref once.
+func unused(hs []sdk.StreamStateHandle, inUse map[string]bool) []sdk.StreamStateHandle {
+	seen := map[string]bool{}
+	var out []sdk.StreamStateHandle
+	for _, h := range hs {
+		if !inUse[h.Ref] && !seen[h.Ref] {
+			seen[h.Ref] = true
+			out = append(out, h)
 		}
 	}
-	if len(discard) > 0 {
-		if err := s.access.DiscardState(ctx, discard); err != nil {
-			return fmt.Errorf("discard %d shared files of checkpoint %d: %w", len(discard), c.Metadata.CheckpointID, err)
-		}
-	}
-	return nil
+	return out
 }
 
 // DiscardUnreferenced deletes the shared streams among states that no retained checkpoint
-// references: the uploads of a checkpoint that failed or expired.
+// references (nor a deferred discard may still save): the uploads of a checkpoint that
+// failed or expired.
 func (s *Store) DiscardUnreferenced(ctx context.Context, states []SubtaskState) error {
-	inUse := map[string]bool{}
-	for _, r := range s.retained {
-		for _, h := range sharedHandles(r.Metadata) {
-			inUse[h.Ref] = true
-		}
+	inUse := s.inUse()
+	for _, h := range s.deferred {
+		inUse[h.Ref] = true
 	}
 	m := &Metadata{Operators: []OperatorState{{Subtasks: states}}}
-	var discard []sdk.StreamStateHandle
-	for _, h := range sharedHandles(m) {
-		if !inUse[h.Ref] {
-			inUse[h.Ref] = true
-			discard = append(discard, h)
-		}
-	}
+	discard := unused(sharedHandles(m), inUse)
 	if len(discard) == 0 {
 		return nil
 	}
@@ -142,6 +174,15 @@ func (s *Store) DiscardUnreferenced(ctx context.Context, states []SubtaskState) 
 		return fmt.Errorf("discard %d shared streams of a failed checkpoint: %w", len(discard), err)
 	}
 	return nil
+}
+
+// SharedRefs returns the refs of the shared streams m references.
+func SharedRefs(m *Metadata) map[string]bool {
+	out := map[string]bool{}
+	for _, h := range sharedHandles(m) {
+		out[h.Ref] = true
+	}
+	return out
 }
 
 // sharedHandles lists the shared, non-inline streams a checkpoint references.

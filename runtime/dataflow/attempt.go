@@ -25,11 +25,21 @@ type attempt struct {
 	sourceDone chan int
 	finish     chan struct{}
 	completed  atomic.Int64
-	abortMu    sync.Mutex
-	abortedIDs []int64 // checkpoints aborted in this attempt, in order
-	async      sync.WaitGroup
-	sources    []*sourceTask
-	stages     [][]*stageTask
+	// firstRecord is when a keyed subtask started its first batch (Unix nanoseconds).
+	firstRecord atomic.Int64
+	abortMu     sync.Mutex
+	abortedIDs  []int64 // checkpoints aborted in this attempt, in order
+	async       sync.WaitGroup
+	sources     []*sourceTask
+	stages      [][]*stageTask
+}
+
+// started notes that a keyed subtask is about to process its first batch; the first call
+// of the attempt logs it (start-up benchmarks wait for that line).
+func (a *attempt) started() {
+	if a.firstRecord.CompareAndSwap(0, time.Now().UnixNano()) {
+		a.log.Info("first record processed", "job", a.job.Name)
+	}
 }
 
 func (a *attempt) sendAck(ctx context.Context, x ack) {
@@ -106,13 +116,12 @@ func Run(ctx context.Context, job *Job, env Env) error {
 	if env.Stats != nil {
 		for _, ts := range a.stages {
 			for _, t := range ts {
-				st := t.store.Stats()
-				env.Stats.Records += st.Records
-				env.Stats.GetCalls += st.GetCalls
-				env.Stats.WriteCalls += st.WriteCalls
-				env.Stats.KeysRead += st.KeysRead
-				env.Stats.KeysWritten += st.KeysWritten
+				env.Stats.Stats.Add(t.store.Stats())
+				env.Stats.SnapshotPauses = append(env.Stats.SnapshotPauses, t.pauses...)
 			}
+		}
+		if first := a.firstRecord.Load(); first != 0 {
+			env.Stats.FirstRecord = time.Unix(0, first)
 		}
 	}
 	select {

@@ -283,8 +283,15 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 		prev = l.Metadata
 	}
 	m.SetDelta(prev)
-	loc, err := checkpoint.Publish(ctx, p.loc, m)
+	// Publishing is part of the checkpoint: a storage that hangs here must not stall the
+	// coordinator past execution.checkpointing.timeout.
+	pctx, cancel := context.WithDeadline(ctx, p.started.Add(env.Timeout))
+	defer cancel()
+	loc, err := checkpoint.Publish(pctx, p.loc, m)
 	if err != nil {
+		if pctx.Err() != nil && ctx.Err() == nil {
+			return nil, fmt.Errorf("checkpoint %d expired after %s (execution.checkpointing.timeout) while its metadata was published: %w", p.b.id, env.Timeout, err)
+		}
 		return nil, fmt.Errorf("checkpoint %d: %w", p.b.id, err)
 	}
 	c := &checkpoint.Completed{Location: loc, Metadata: m, Owned: p.request == nil}
@@ -295,6 +302,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	}
 	if env.Stats != nil {
 		env.Stats.Checkpoints++
+		env.Stats.CheckpointDurations = append(env.Stats.CheckpointDurations, time.Since(p.started))
 	}
 	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.request != nil, "pointer", loc.ExternalPointer,
 		"bytes", m.StateSize(), "added", m.AddedBytes, "duration", time.Since(p.started).Round(time.Millisecond))

@@ -37,11 +37,33 @@ type Env struct {
 	Stats *RunStats
 }
 
-// RunStats sum the state backend calls of every keyed subtask.
+// RunStats sum the state backend calls of every keyed subtask, and time the checkpoints.
 type RunStats struct {
 	state.Stats
 	// Checkpoints counts completed checkpoints; FailedCheckpoints declined or expired ones.
 	Checkpoints, FailedCheckpoints int
+	// SnapshotPauses are the synchronous parts of the keyed subtasks' snapshots: the time
+	// each subtask spent inside KeyedStateBackend.Snapshot (across the plugin boundary when
+	// the backend is a plugin), one per keyed subtask and checkpoint.
+	SnapshotPauses []time.Duration
+	// CheckpointDurations are the times from trigger to published metadata of the
+	// completed checkpoints, in completion order.
+	CheckpointDurations []time.Duration
+	// FirstRecord is when the first keyed subtask started processing its first batch;
+	// zero when none did.
+	FirstRecord time.Time
+}
+
+// Add adds the counts and samples of o to s; FirstRecord keeps the earlier time.
+func (s *RunStats) Add(o *RunStats) {
+	s.Stats.Add(o.Stats)
+	s.Checkpoints += o.Checkpoints
+	s.FailedCheckpoints += o.FailedCheckpoints
+	s.SnapshotPauses = append(s.SnapshotPauses, o.SnapshotPauses...)
+	s.CheckpointDurations = append(s.CheckpointDurations, o.CheckpointDurations...)
+	if !o.FirstRecord.IsZero() && (s.FirstRecord.IsZero() || o.FirstRecord.Before(s.FirstRecord)) {
+		s.FirstRecord = o.FirstRecord
+	}
 }
 
 // SavepointRequest asks a running job for a savepoint.

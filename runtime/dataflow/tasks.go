@@ -136,6 +136,9 @@ type stageTask struct {
 	notify     chan struct{}
 	done       int64 // newest checkpoint committed
 	seenAborts int   // entries of a.abortedIDs already passed on
+	begun      bool  // a batch has been processed
+	// pauses are the durations of the synchronous snapshots this subtask took.
+	pauses []time.Duration
 }
 
 func (t *stageTask) run(ctx context.Context) error {
@@ -185,6 +188,10 @@ func (t *stageTask) run(ctx context.Context) error {
 		case m.end:
 			ended[in] = true
 		default:
+			if !t.begun {
+				t.begun = true
+				t.a.started()
+			}
 			err := t.store.ProcessBatch(ctx, m.keys, func(i int) error {
 				if err := t.st.fn(kc, m.recs[i], emit); err != nil {
 					return err
@@ -232,7 +239,9 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 	var snap sdk.Snapshot
 	var snapErr error
 	if t.kb != nil {
+		start := time.Now()
 		snap, snapErr = t.kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: b.id, Savepoint: b.savepoint})
+		t.pauses = append(t.pauses, time.Since(start))
 	}
 	var sinkState []byte
 	if t.sink != nil {

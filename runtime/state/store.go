@@ -21,6 +21,21 @@ type Stats struct {
 	GetCalls, WriteCalls int64
 	// KeysRead and KeysWritten are the state keys those calls carried.
 	KeysRead, KeysWritten int64
+	// BytesSent are the key and value bytes the calls passed to the backend (the keys of
+	// Get, the keys and values of Write); BytesReceived the value bytes Get returned. With
+	// a plugin backend these cross the process boundary (protobuf framing comes on top).
+	BytesSent, BytesReceived int64
+}
+
+// Add adds o's counts to s.
+func (s *Stats) Add(o Stats) {
+	s.Records += o.Records
+	s.GetCalls += o.GetCalls
+	s.WriteCalls += o.WriteCalls
+	s.KeysRead += o.KeysRead
+	s.KeysWritten += o.KeysWritten
+	s.BytesSent += o.BytesSent
+	s.BytesReceived += o.BytesReceived
 }
 
 // Store gives the typed state of one keyed operator subtask, backed by a keyed state
@@ -108,6 +123,8 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 		for i, sk := range fetch {
 			e := s.cache[string(sk)]
 			e.value, e.fetched = vals[i], true
+			s.stats.BytesSent += int64(len(sk))
+			s.stats.BytesReceived += int64(len(vals[i]))
 		}
 	}
 	for i := range keys {
@@ -132,6 +149,7 @@ func (s *Store) flush(ctx context.Context) error {
 	muts := make([]sdk.Mutation, 0, len(s.order))
 	for _, k := range s.order {
 		e := s.cache[k]
+		s.stats.BytesSent += int64(len(k) + len(e.value))
 		if e.value == nil {
 			muts = append(muts, sdk.Mutation{Key: []byte(k), Delete: true})
 		} else {
@@ -165,6 +183,8 @@ func (s *Store) get(name string) ([]byte, error) {
 	}
 	s.stats.GetCalls++
 	s.stats.KeysRead++
+	s.stats.BytesSent += int64(len(s.scratch))
+	s.stats.BytesReceived += int64(len(vals[0]))
 	e := s.cache[string(s.scratch)]
 	if e == nil {
 		e = &entry{}

@@ -19,7 +19,9 @@ func main() { sdk.Serve(&backend{inner: memstore.New()}) }
 type backend struct{ inner *memstore.Plugin }
 
 // PluginInfo implements sdk.Plugin.
-func (b *backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: "bigmsg", Version: "0.1.0"} }
+func (b *backend) PluginInfo() sdk.PluginInfo {
+	return sdk.PluginInfo{Name: "bigmsg", Version: "0.1.0"}
+}
 
 // Configure implements sdk.Plugin; it accepts any option.
 func (b *backend) Configure(context.Context, sdk.Options) error { return nil }

@@ -1,10 +1,11 @@
 // Command faultstorage is fsstorage with injected delays: a slow or hanging checkpoint
 // storage for the fault tests of internal/e2e. Besides fsstorage's options it takes:
 //
-//	fault  none (default), slow or hang
+//	fault  none (default), slow, hang or enospc (state stream writes fail as on a full
+//	       disk)
 //	delay  how long each delayed call waits (a Go duration; default 200ms). A hang waits
 //	       this long ignoring its context, as a stuck file system would, then goes on.
-//	every  only checkpoints whose id is a multiple of every are delayed (default 1: all)
+//	every  only checkpoints whose id is a multiple of every are affected (default 1: all)
 //	at     state (default): closing a state stream waits; metadata: finalizing the
 //	       metadata waits
 package main

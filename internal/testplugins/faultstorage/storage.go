@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
@@ -12,7 +14,7 @@ import (
 
 // faults says which calls wait and how long.
 type faults struct {
-	kind  string // none, slow or hang
+	kind  string // none, slow, hang or enospc
 	delay time.Duration
 	every int64
 	at    string // state or metadata
@@ -20,7 +22,7 @@ type faults struct {
 
 // wait delays a call of checkpoint id at site, if the faults say so.
 func (f faults) wait(ctx context.Context, id int64, site string) error {
-	if f.kind == "none" || site != f.at || id%f.every != 0 {
+	if (f.kind != "slow" && f.kind != "hang") || site != f.at || id%f.every != 0 {
 		return nil
 	}
 	sdk.Logger().Warn("injected storage delay", "fault", f.kind, "checkpoint", id, "at", site, "delay", f.delay)
@@ -55,8 +57,8 @@ func (s *storage) Configure(ctx context.Context, opts sdk.Options) error {
 		var err error
 		switch k {
 		case "fault":
-			if v != "none" && v != "slow" && v != "hang" {
-				err = fmt.Errorf("want none, slow or hang: %w", sdk.ErrInvalidArgument)
+			if v != "none" && v != "slow" && v != "hang" && v != "enospc" {
+				err = fmt.Errorf("want none, slow, hang or enospc: %w", sdk.ErrInvalidArgument)
 			}
 			f.kind = v
 		case "delay":
@@ -139,6 +141,15 @@ func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.Metadata
 type stateStream struct {
 	sdk.CheckpointStateOutputStream
 	loc *location
+}
+
+// Write implements io.Writer; under fault enospc it fails as a full disk does.
+func (s *stateStream) Write(p []byte) (int, error) {
+	if f := s.loc.faults; f.kind == "enospc" && s.loc.id%f.every == 0 {
+		return 0, fmt.Errorf("faultstorage: checkpoint %d: %w", s.loc.id,
+			&os.PathError{Op: "write", Path: s.loc.LocationReference(), Err: syscall.ENOSPC})
+	}
+	return s.CheckpointStateOutputStream.Write(p)
 }
 
 // CloseAndGetHandle implements sdk.CheckpointStateOutputStream.

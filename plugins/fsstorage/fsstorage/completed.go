@@ -60,7 +60,7 @@ func completedAt(store fsys.FS, dir string) (sdk.CompletedCheckpointStorageLocat
 	}
 	id, _ := parseCheckpointDirName(filepath.Base(dir))
 	return sdk.CompletedCheckpointStorageLocation{
-		ExternalPointer: dir,
+		ExternalPointer: pointerOf(dir),
 		Metadata:        sdk.StreamStateHandle{Ref: fileURI(meta), Size: info.Size, Scope: sdk.ScopeExclusive},
 		CheckpointID:    id,
 		Time:            info.ModTime,

@@ -68,4 +68,4 @@ func (l *location) DisposeOnFailure(_ context.Context) error {
 }
 
 // LocationReference implements sdk.CheckpointStorageLocation: the directory's path.
-func (l *location) LocationReference() string { return l.dir }
+func (l *location) LocationReference() string { return pointerOf(l.dir) }

@@ -3,6 +3,7 @@ package fsstorage
 import (
 	"fmt"
 
+	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -47,7 +48,8 @@ func defaultConfig() config {
 // parseConfig validates opts and returns the configuration they describe.
 func parseConfig(opts sdk.Options) (config, error) {
 	cfg := defaultConfig()
-	if err := opts.CheckKnown(sdk.OptionCheckpointDir, sdk.OptionSavepointDir, sdk.OptionDataInlineThreshold, OptionWriteBufferSize); err != nil {
+	known := append([]string{sdk.OptionCheckpointDir, sdk.OptionSavepointDir, sdk.OptionDataInlineThreshold, OptionWriteBufferSize}, fsys.S3OptionKeys()...)
+	if err := opts.CheckKnown(known...); err != nil {
 		return config{}, err
 	}
 	var err error

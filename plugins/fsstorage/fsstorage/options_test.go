@@ -39,10 +39,9 @@ func TestOptionErrors(t *testing.T) {
 		kind       error
 		text       string
 	}{
-		{"dir", "s3://bucket/checkpoints", sdk.ErrUnsupported, "S3"},
 		{"dir", "hdfs://nn:8020/x", sdk.ErrUnsupported, "hdfs"},
 		{"dir", "", sdk.ErrInvalidArgument, "empty"},
-		{"savepoint-dir", "s3a://b/sp", sdk.ErrUnsupported, "S3"},
+		{"s3.path-style", "sometimes", nil, "sometimes"},
 		{"data-inline-threshold", "2mb", sdk.ErrInvalidArgument, "out of range"},
 		{"data-inline-threshold", "lots", nil, "lots"},
 		{"write-buffer-size", "0", sdk.ErrInvalidArgument, "out of range"},

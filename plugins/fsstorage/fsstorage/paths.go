@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -44,7 +45,11 @@ func localPath(s string) (string, error) {
 			}
 			return filepath.Clean(u.Path), nil
 		case "s3", "s3a", "s3n", "s3p":
-			return "", fmt.Errorf("S3 storage comes in a later version of fsstorage; use a local or mounted path for now: %w", sdk.ErrUnsupported)
+			name, _, err := fsys.MuxName(s)
+			if err != nil {
+				return "", fmt.Errorf("%w: %w", sdk.ErrInvalidArgument, err)
+			}
+			return name, nil
 		default:
 			return "", fmt.Errorf("unsupported scheme %q (want a local path or a file:// URI): %w", u.Scheme, sdk.ErrUnsupported)
 		}
@@ -58,7 +63,19 @@ func localPath(s string) (string, error) {
 
 // fileURI returns the file:// URI of an absolute local path.
 func fileURI(p string) string {
+	if u := fsys.MuxURI(p); u != "" {
+		return u
+	}
 	return (&url.URL{Scheme: "file", Path: filepath.ToSlash(p)}).String()
+}
+
+// pointerOf is the external form of a location's directory: its s3:// URI on S3, the
+// local path otherwise.
+func pointerOf(dir string) string {
+	if u := fsys.MuxURI(dir); u != "" {
+		return u
+	}
+	return dir
 }
 
 // within reports whether p is root or below it. Both must be clean absolute paths.

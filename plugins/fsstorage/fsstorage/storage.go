@@ -30,6 +30,7 @@ package fsstorage
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
@@ -53,7 +54,7 @@ var _ sdk.CheckpointStorage = (*Storage)(nil)
 
 // New returns a Storage with the default options and no checkpoint directory.
 func New() *Storage {
-	return &Storage{fs: fsys.Local{}, cfg: defaultConfig()}
+	return &Storage{fs: fsys.Mux{Local: fsys.Local{}}, cfg: defaultConfig()}
 }
 
 // PluginInfo implements sdk.Plugin.
@@ -69,6 +70,15 @@ func (s *Storage) Configure(_ context.Context, opts sdk.Options) error {
 	if err != nil {
 		return err
 	}
+	s3cfg, err := fsys.S3ConfigFromOptions(opts, os.Getenv)
+	if err != nil {
+		return err
+	}
+	s3, err := fsys.NewS3(s3cfg)
+	if err != nil {
+		return &sdk.OptionError{Option: fsys.OptionS3Endpoint, Value: opts[fsys.OptionS3Endpoint], Err: err}
+	}
+	s.fs = fsys.Mux{Local: fsys.Local{}, S3: s3}
 	s.cfg = cfg
 	return nil
 }

@@ -1,8 +1,10 @@
 // Package leveldb is the leveldb state backend: each keyed backend keeps its state in its own
 // embedded LSM store (github.com/syndtr/goleveldb) under a local working directory, so state
 // may be much larger than memory, like Flink's EmbeddedRocksDBStateBackend. Working files are
-// not durable: checkpoints are full snapshots in the canonical format (sdk.FormatCanonical),
-// taken from a database snapshot while processing goes on.
+// not durable: checkpoints are taken from a database snapshot while processing goes on,
+// either as full snapshots in the canonical format (sdk.FormatCanonical) or, with the
+// option incremental=true, as incremental ones (FormatIncremental) that upload only the
+// keys written since the last completed checkpoint.
 package leveldb
 
 import (
@@ -43,8 +45,8 @@ func New() *Backend { return &Backend{cfg: defaultConfig()} }
 func (b *Backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: Name, Version: Version} }
 
 // Configure applies the options "localdir" (default DefaultLocalDir()), "block-cache-size"
-// and "write-buffer-size" (human sizes such as "64mb"), and "incremental" (only "false" for
-// now). It creates the working directory.
+// and "write-buffer-size" (human sizes such as "64mb"), and "incremental" ("true" for
+// incremental checkpoints, see FormatIncremental). It creates the working directory.
 func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
 	c, err := parseOptions(opts)
 	if err != nil {
@@ -87,7 +89,11 @@ func (b *Backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%s: open database in %s: %w", name, dir, err)
 	}
-	return &keyed{params: p, name: name, dir: dir, db: db, batch: new(goleveldb.Batch)}, nil
+	kb := &keyed{params: p, name: name, dir: dir, db: db, batch: new(goleveldb.Batch)}
+	if c.incremental {
+		kb.tracker = newTracker()
+	}
+	return kb, nil
 }
 
 // pathElem makes s safe as one path element: characters other than letters, digits, '.',

@@ -31,6 +31,8 @@ type keyed struct {
 	dir    string
 	db     *goleveldb.DB
 	batch  *goleveldb.Batch // reused by Write, which one goroutine calls at a time
+	// tracker tracks the keys written for incremental checkpoints; nil without them.
+	tracker *tracker
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -83,6 +85,9 @@ func (kb *keyed) Write(ctx context.Context, mutations []sdk.Mutation) error {
 	if err := kb.db.Write(b, nil); err != nil {
 		return fmt.Errorf("%s: write %d mutations in %s: %w", kb.name, len(mutations), kb.dir, err)
 	}
+	if kb.tracker != nil {
+		kb.tracker.wrote(mutations)
+	}
 	return nil
 }
 
@@ -115,14 +120,29 @@ func (kb *keyed) Scan(ctx context.Context, start, end []byte, limit int) ([]sdk.
 	return out, nil
 }
 
-// NotifyCheckpointComplete does nothing: full snapshots keep no state between checkpoints.
+// NotifyCheckpointComplete makes, with incremental checkpoints, the checkpoint's files the
+// base of the next delta and forgets the keys written before it. Full snapshots keep no
+// state between checkpoints.
 func (kb *keyed) NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error {
-	return kb.check()
+	if err := kb.check(); err != nil {
+		return err
+	}
+	if kb.tracker != nil {
+		kb.tracker.completed(checkpointID)
+	}
+	return nil
 }
 
-// NotifyCheckpointAborted does nothing: the runner releases the aborted snapshot.
+// NotifyCheckpointAborted keeps, with incremental checkpoints, the keys of the aborted
+// snapshot for the next one; the runner releases the snapshot itself.
 func (kb *keyed) NotifyCheckpointAborted(ctx context.Context, checkpointID int64) error {
-	return kb.check()
+	if err := kb.check(); err != nil {
+		return err
+	}
+	if kb.tracker != nil {
+		kb.tracker.aborted(checkpointID)
+	}
+	return nil
 }
 
 // Close closes the database and removes its directory (and the job's directory when it is

@@ -38,6 +38,7 @@ type config struct {
 	localDir        string
 	blockCacheSize  int
 	writeBufferSize int
+	incremental     bool
 }
 
 func defaultConfig() config {
@@ -82,9 +83,7 @@ func parseOptions(opts sdk.Options) (config, error) {
 		if err != nil {
 			return c, &sdk.OptionError{Option: sdk.OptionIncremental, Value: v, Err: fmt.Errorf("want true or false")}
 		}
-		if inc {
-			return c, &sdk.OptionError{Option: sdk.OptionIncremental, Value: v, Err: fmt.Errorf("the leveldb state backend does not support incremental checkpoints yet; set it to false (full snapshots)")}
-		}
+		c.incremental = inc
 	}
 	if err := os.MkdirAll(c.localDir, 0o755); err != nil {
 		return c, &sdk.OptionError{Option: OptionLocalDir, Value: c.localDir, Err: fmt.Errorf("create working directory: %w", err)}

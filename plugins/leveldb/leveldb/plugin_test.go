@@ -32,6 +32,7 @@ func TestOptions(t *testing.T) {
 	good := []sdk.Options{
 		{},
 		{"incremental": "false"},
+		{"incremental": "true"},
 		{"block-cache-size": "8mb", "write-buffer-size": "64MiB"},
 		{"block-cache-size": "1048576", "write-buffer-size": "4 mb", "localdir": filepath.Join(dir, "new", "dir")},
 	}
@@ -41,7 +42,7 @@ func TestOptions(t *testing.T) {
 			t.Fatalf("Configure(%v): %v", o, err)
 		}
 	}
-	if c, err := parseOptions(sdk.Options{"block-cache-size": "8mb", "write-buffer-size": "64MiB", "localdir": dir}); err != nil || c.blockCacheSize != 8<<20 || c.writeBufferSize != 64<<20 || c.localDir != dir {
+	if c, err := parseOptions(sdk.Options{"block-cache-size": "8mb", "write-buffer-size": "64MiB", "localdir": dir, "incremental": "true"}); err != nil || c.blockCacheSize != 8<<20 || c.writeBufferSize != 64<<20 || c.localDir != dir || !c.incremental {
 		t.Fatalf("parseOptions = %+v, %v", c, err)
 	}
 	file := filepath.Join(dir, "a-file")
@@ -53,7 +54,6 @@ func TestOptions(t *testing.T) {
 		option string
 		says   string
 	}{
-		{sdk.Options{"incremental": "true"}, "incremental", "incremental checkpoints"},
 		{sdk.Options{"incremental": "maybe"}, "incremental", "true or false"},
 		{sdk.Options{"block-cache-size": "lots"}, "block-cache-size", "lots"},
 		{sdk.Options{"write-buffer-size": "0"}, "write-buffer-size", "between"},

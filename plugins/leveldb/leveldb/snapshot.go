@@ -20,6 +20,9 @@ type snapshot struct {
 	kb   *keyed
 	id   int64
 	snap *goleveldb.Snapshot
+	// incremental says the snapshot is an incremental checkpoint, written as plan says.
+	incremental bool
+	plan        plan
 
 	mu       sync.Mutex // held by Write, so that Release waits for it
 	written  bool
@@ -27,7 +30,8 @@ type snapshot struct {
 }
 
 // Snapshot takes a database snapshot: cheap and constant-time, it pins the current sequence
-// number so that later writes do not show.
+// number so that later writes do not show. With incremental checkpoints it also freezes the
+// set of keys written since the last completed checkpoint (see FormatIncremental).
 func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
 	if err := kb.check(); err != nil {
 		return nil, err
@@ -36,11 +40,16 @@ func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Sn
 	if err != nil {
 		return nil, fmt.Errorf("%s: snapshot %d of %s: %w", kb.name, opts.CheckpointID, kb.dir, err)
 	}
-	return &snapshot{kb: kb, id: opts.CheckpointID, snap: snap}, nil
+	s := &snapshot{kb: kb, id: opts.CheckpointID, snap: snap}
+	if kb.tracker != nil && !opts.Savepoint {
+		s.incremental, s.plan = true, kb.tracker.snapshot(opts.CheckpointID)
+	}
+	return s, nil
 }
 
-// Write iterates the database snapshot in key order into one exclusive stream in the
-// canonical format.
+// Write uploads the snapshot: for a savepoint or without incremental checkpoints, every
+// pair in key order into one exclusive canonical stream; for an incremental checkpoint, a
+// new base or one new delta in a shared stream (see FormatIncremental).
 func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactory) ([]sdk.KeyedStateHandle, error) {
 	kb := s.kb
 	s.mu.Lock()
@@ -49,11 +58,14 @@ func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactor
 		return nil, fmt.Errorf("%s: snapshot %d: Write after Write or Release: %w", kb.name, s.id, sdk.ErrInvalidArgument)
 	}
 	s.written = true
+	if s.incremental {
+		return s.writeIncremental(ctx, streams)
+	}
 	out, err := streams.CreateCheckpointStateOutputStream(ctx, sdk.ScopeExclusive)
 	if err != nil {
 		return nil, fmt.Errorf("%s: snapshot %d: open stream: %w", kb.name, s.id, err)
 	}
-	if err := s.serialize(ctx, kvstream.NewWriter(out)); err != nil {
+	if _, err := s.serialize(ctx, kvstream.NewWriter(out)); err != nil {
 		out.Close()
 		return nil, err
 	}
@@ -68,31 +80,33 @@ func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactor
 	}}, nil
 }
 
-// serialize copies every pair of the snapshot to w and closes w.
-func (s *snapshot) serialize(ctx context.Context, w *kvstream.Writer) error {
+// serialize copies every pair of the snapshot to w and closes w; it returns the number of
+// pairs.
+func (s *snapshot) serialize(ctx context.Context, w *kvstream.Writer) (int64, error) {
 	kb := s.kb
 	if err := kb.check(); err != nil {
-		return fmt.Errorf("snapshot %d: %w", s.id, err)
+		return 0, fmt.Errorf("snapshot %d: %w", s.id, err)
 	}
 	it := s.snap.NewIterator(nil, &opt.ReadOptions{DontFillCache: true})
 	defer it.Release()
-	for n := 1; it.Next(); n++ {
+	var n int64
+	for it.Next() {
 		if err := w.Write(it.Key(), it.Value()); err != nil {
-			return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+			return 0, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
 		}
-		if n%4096 == 0 {
+		if n++; n%4096 == 0 {
 			if err := ctx.Err(); err != nil {
-				return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+				return 0, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
 			}
 		}
 	}
 	if err := it.Error(); err != nil {
-		return fmt.Errorf("%s: snapshot %d: read %s: %w", kb.name, s.id, kb.dir, err)
+		return 0, fmt.Errorf("%s: snapshot %d: read %s: %w", kb.name, s.id, kb.dir, err)
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+		return 0, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
 	}
-	return nil
+	return n, nil
 }
 
 // Release releases the database snapshot, waiting for a Write in progress.

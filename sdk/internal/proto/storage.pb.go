@@ -117,8 +117,10 @@ type CreateAccessResponse struct {
 	AccessId                       uint64                 `protobuf:"varint,1,opt,name=access_id,json=accessId,proto3" json:"access_id,omitempty"`
 	SupportsHighlyAvailableStorage bool                   `protobuf:"varint,2,opt,name=supports_highly_available_storage,json=supportsHighlyAvailableStorage,proto3" json:"supports_highly_available_storage,omitempty"`
 	HasDefaultSavepointLocation    bool                   `protobuf:"varint,3,opt,name=has_default_savepoint_location,json=hasDefaultSavepointLocation,proto3" json:"has_default_savepoint_location,omitempty"`
-	unknownFields                  protoimpl.UnknownFields
-	sizeCache                      protoimpl.SizeCache
+	// lists_shared_state says the access implements sdk.SharedStateLister.
+	ListsSharedState bool `protobuf:"varint,4,opt,name=lists_shared_state,json=listsSharedState,proto3" json:"lists_shared_state,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *CreateAccessResponse) Reset() {
@@ -172,6 +174,57 @@ func (x *CreateAccessResponse) GetHasDefaultSavepointLocation() bool {
 	return false
 }
 
+func (x *CreateAccessResponse) GetListsSharedState() bool {
+	if x != nil {
+		return x.ListsSharedState
+	}
+	return false
+}
+
+type ListSharedStateResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Handles       []*StreamStateHandle   `protobuf:"bytes,1,rep,name=handles,proto3" json:"handles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListSharedStateResponse) Reset() {
+	*x = ListSharedStateResponse{}
+	mi := &file_storage_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListSharedStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListSharedStateResponse) ProtoMessage() {}
+
+func (x *ListSharedStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListSharedStateResponse.ProtoReflect.Descriptor instead.
+func (*ListSharedStateResponse) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ListSharedStateResponse) GetHandles() []*StreamStateHandle {
+	if x != nil {
+		return x.Handles
+	}
+	return nil
+}
+
 type AccessRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AccessId      uint64                 `protobuf:"varint,1,opt,name=access_id,json=accessId,proto3" json:"access_id,omitempty"`
@@ -181,7 +234,7 @@ type AccessRequest struct {
 
 func (x *AccessRequest) Reset() {
 	*x = AccessRequest{}
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -193,7 +246,7 @@ func (x *AccessRequest) String() string {
 func (*AccessRequest) ProtoMessage() {}
 
 func (x *AccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -206,7 +259,7 @@ func (x *AccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccessRequest.ProtoReflect.Descriptor instead.
 func (*AccessRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{3}
+	return file_storage_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *AccessRequest) GetAccessId() uint64 {
@@ -226,7 +279,7 @@ type InitializeCheckpointLocationRequest struct {
 
 func (x *InitializeCheckpointLocationRequest) Reset() {
 	*x = InitializeCheckpointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -238,7 +291,7 @@ func (x *InitializeCheckpointLocationRequest) String() string {
 func (*InitializeCheckpointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -251,7 +304,7 @@ func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use InitializeCheckpointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeCheckpointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{4}
+	return file_storage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InitializeCheckpointLocationRequest) GetAccessId() uint64 {
@@ -279,7 +332,7 @@ type InitializeSavepointLocationRequest struct {
 
 func (x *InitializeSavepointLocationRequest) Reset() {
 	*x = InitializeSavepointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +344,7 @@ func (x *InitializeSavepointLocationRequest) String() string {
 func (*InitializeSavepointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +357,7 @@ func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use InitializeSavepointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeSavepointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{5}
+	return file_storage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *InitializeSavepointLocationRequest) GetAccessId() uint64 {
@@ -338,7 +391,7 @@ type LocationResponse struct {
 
 func (x *LocationResponse) Reset() {
 	*x = LocationResponse{}
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +403,7 @@ func (x *LocationResponse) String() string {
 func (*LocationResponse) ProtoMessage() {}
 
 func (x *LocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +416,7 @@ func (x *LocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationResponse.ProtoReflect.Descriptor instead.
 func (*LocationResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{6}
+	return file_storage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LocationResponse) GetLocationId() uint64 {
@@ -389,7 +442,7 @@ type LocationRequest struct {
 
 func (x *LocationRequest) Reset() {
 	*x = LocationRequest{}
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +454,7 @@ func (x *LocationRequest) String() string {
 func (*LocationRequest) ProtoMessage() {}
 
 func (x *LocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +467,7 @@ func (x *LocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationRequest.ProtoReflect.Descriptor instead.
 func (*LocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{7}
+	return file_storage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LocationRequest) GetLocationId() uint64 {
@@ -433,7 +486,7 @@ type ListCompletedCheckpointsResponse struct {
 
 func (x *ListCompletedCheckpointsResponse) Reset() {
 	*x = ListCompletedCheckpointsResponse{}
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -445,7 +498,7 @@ func (x *ListCompletedCheckpointsResponse) String() string {
 func (*ListCompletedCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -458,7 +511,7 @@ func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCompletedCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCompletedCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{8}
+	return file_storage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ListCompletedCheckpointsResponse) GetLocations() []*CompletedLocation {
@@ -478,7 +531,7 @@ type OpenStateRequest struct {
 
 func (x *OpenStateRequest) Reset() {
 	*x = OpenStateRequest{}
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -490,7 +543,7 @@ func (x *OpenStateRequest) String() string {
 func (*OpenStateRequest) ProtoMessage() {}
 
 func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -503,7 +556,7 @@ func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStateRequest.ProtoReflect.Descriptor instead.
 func (*OpenStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{9}
+	return file_storage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *OpenStateRequest) GetAccessId() uint64 {
@@ -529,7 +582,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -541,7 +594,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -554,7 +607,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{10}
+	return file_storage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -574,7 +627,7 @@ type DiscardStateRequest struct {
 
 func (x *DiscardStateRequest) Reset() {
 	*x = DiscardStateRequest{}
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -586,7 +639,7 @@ func (x *DiscardStateRequest) String() string {
 func (*DiscardStateRequest) ProtoMessage() {}
 
 func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -599,7 +652,7 @@ func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardStateRequest.ProtoReflect.Descriptor instead.
 func (*DiscardStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{11}
+	return file_storage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *DiscardStateRequest) GetAccessId() uint64 {
@@ -626,7 +679,7 @@ type DisposeCheckpointRequest struct {
 
 func (x *DisposeCheckpointRequest) Reset() {
 	*x = DisposeCheckpointRequest{}
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +691,7 @@ func (x *DisposeCheckpointRequest) String() string {
 func (*DisposeCheckpointRequest) ProtoMessage() {}
 
 func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +704,7 @@ func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisposeCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*DisposeCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{12}
+	return file_storage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *DisposeCheckpointRequest) GetAccessId() uint64 {
@@ -678,7 +731,7 @@ type WriteStateOpen struct {
 
 func (x *WriteStateOpen) Reset() {
 	*x = WriteStateOpen{}
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -690,7 +743,7 @@ func (x *WriteStateOpen) String() string {
 func (*WriteStateOpen) ProtoMessage() {}
 
 func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -703,7 +756,7 @@ func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateOpen.ProtoReflect.Descriptor instead.
 func (*WriteStateOpen) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{13}
+	return file_storage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *WriteStateOpen) GetLocationId() uint64 {
@@ -733,7 +786,7 @@ type WriteStateMessage struct {
 
 func (x *WriteStateMessage) Reset() {
 	*x = WriteStateMessage{}
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +798,7 @@ func (x *WriteStateMessage) String() string {
 func (*WriteStateMessage) ProtoMessage() {}
 
 func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +811,7 @@ func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateMessage.ProtoReflect.Descriptor instead.
 func (*WriteStateMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{14}
+	return file_storage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *WriteStateMessage) GetMsg() isWriteStateMessage_Msg {
@@ -815,7 +868,7 @@ type WriteMetadataMessage struct {
 
 func (x *WriteMetadataMessage) Reset() {
 	*x = WriteMetadataMessage{}
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -827,7 +880,7 @@ func (x *WriteMetadataMessage) String() string {
 func (*WriteMetadataMessage) ProtoMessage() {}
 
 func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -840,7 +893,7 @@ func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteMetadataMessage.ProtoReflect.Descriptor instead.
 func (*WriteMetadataMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{15}
+	return file_storage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WriteMetadataMessage) GetMsg() isWriteMetadataMessage_Msg {
@@ -893,11 +946,14 @@ const file_storage_proto_rawDesc = "" +
 	"\x18ResolveCheckpointRequest\x12)\n" +
 	"\x10external_pointer\x18\x01 \x01(\tR\x0fexternalPointer\",\n" +
 	"\x13CreateAccessRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xc3\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xf1\x01\n" +
 	"\x14CreateAccessResponse\x12\x1b\n" +
 	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x12I\n" +
 	"!supports_highly_available_storage\x18\x02 \x01(\bR\x1esupportsHighlyAvailableStorage\x12C\n" +
-	"\x1ehas_default_savepoint_location\x18\x03 \x01(\bR\x1bhasDefaultSavepointLocation\",\n" +
+	"\x1ehas_default_savepoint_location\x18\x03 \x01(\bR\x1bhasDefaultSavepointLocation\x12,\n" +
+	"\x12lists_shared_state\x18\x04 \x01(\bR\x10listsSharedState\"T\n" +
+	"\x17ListSharedStateResponse\x129\n" +
+	"\ahandles\x18\x01 \x03(\v2\x1f.flowstate.v1.StreamStateHandleR\ahandles\",\n" +
 	"\rAccessRequest\x12\x1b\n" +
 	"\taccess_id\x18\x01 \x01(\x04R\baccessId\"g\n" +
 	"#InitializeCheckpointLocationRequest\x12\x1b\n" +
@@ -939,7 +995,7 @@ const file_storage_proto_rawDesc = "" +
 	"\vlocation_id\x18\x01 \x01(\x04H\x00R\n" +
 	"locationId\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\x05\n" +
-	"\x03msg2\xf3\b\n" +
+	"\x03msg2\xcc\t\n" +
 	"\x11CheckpointStorage\x12\\\n" +
 	"\x11ResolveCheckpoint\x12&.flowstate.v1.ResolveCheckpointRequest\x1a\x1f.flowstate.v1.CompletedLocation\x12U\n" +
 	"\fCreateAccess\x12!.flowstate.v1.CreateAccessRequest\x1a\".flowstate.v1.CreateAccessResponse\x12K\n" +
@@ -954,7 +1010,8 @@ const file_storage_proto_rawDesc = "" +
 	"\n" +
 	"WriteState\x12\x1f.flowstate.v1.WriteStateMessage\x1a\x1f.flowstate.v1.StreamStateHandle(\x01\x12V\n" +
 	"\rWriteMetadata\x12\".flowstate.v1.WriteMetadataMessage\x1a\x1f.flowstate.v1.CompletedLocation(\x01\x12F\n" +
-	"\x10DisposeOnFailure\x12\x1d.flowstate.v1.LocationRequest\x1a\x13.flowstate.v1.EmptyB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
+	"\x10DisposeOnFailure\x12\x1d.flowstate.v1.LocationRequest\x1a\x13.flowstate.v1.Empty\x12W\n" +
+	"\x0fListSharedState\x12\x1b.flowstate.v1.AccessRequest\x1a%.flowstate.v1.ListSharedStateResponse0\x01B6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
 
 var (
 	file_storage_proto_rawDescOnce sync.Once
@@ -968,67 +1025,71 @@ func file_storage_proto_rawDescGZIP() []byte {
 	return file_storage_proto_rawDescData
 }
 
-var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
 var file_storage_proto_goTypes = []any{
 	(*ResolveCheckpointRequest)(nil),            // 0: flowstate.v1.ResolveCheckpointRequest
 	(*CreateAccessRequest)(nil),                 // 1: flowstate.v1.CreateAccessRequest
 	(*CreateAccessResponse)(nil),                // 2: flowstate.v1.CreateAccessResponse
-	(*AccessRequest)(nil),                       // 3: flowstate.v1.AccessRequest
-	(*InitializeCheckpointLocationRequest)(nil), // 4: flowstate.v1.InitializeCheckpointLocationRequest
-	(*InitializeSavepointLocationRequest)(nil),  // 5: flowstate.v1.InitializeSavepointLocationRequest
-	(*LocationResponse)(nil),                    // 6: flowstate.v1.LocationResponse
-	(*LocationRequest)(nil),                     // 7: flowstate.v1.LocationRequest
-	(*ListCompletedCheckpointsResponse)(nil),    // 8: flowstate.v1.ListCompletedCheckpointsResponse
-	(*OpenStateRequest)(nil),                    // 9: flowstate.v1.OpenStateRequest
-	(*Chunk)(nil),                               // 10: flowstate.v1.Chunk
-	(*DiscardStateRequest)(nil),                 // 11: flowstate.v1.DiscardStateRequest
-	(*DisposeCheckpointRequest)(nil),            // 12: flowstate.v1.DisposeCheckpointRequest
-	(*WriteStateOpen)(nil),                      // 13: flowstate.v1.WriteStateOpen
-	(*WriteStateMessage)(nil),                   // 14: flowstate.v1.WriteStateMessage
-	(*WriteMetadataMessage)(nil),                // 15: flowstate.v1.WriteMetadataMessage
-	(*CompletedLocation)(nil),                   // 16: flowstate.v1.CompletedLocation
+	(*ListSharedStateResponse)(nil),             // 3: flowstate.v1.ListSharedStateResponse
+	(*AccessRequest)(nil),                       // 4: flowstate.v1.AccessRequest
+	(*InitializeCheckpointLocationRequest)(nil), // 5: flowstate.v1.InitializeCheckpointLocationRequest
+	(*InitializeSavepointLocationRequest)(nil),  // 6: flowstate.v1.InitializeSavepointLocationRequest
+	(*LocationResponse)(nil),                    // 7: flowstate.v1.LocationResponse
+	(*LocationRequest)(nil),                     // 8: flowstate.v1.LocationRequest
+	(*ListCompletedCheckpointsResponse)(nil),    // 9: flowstate.v1.ListCompletedCheckpointsResponse
+	(*OpenStateRequest)(nil),                    // 10: flowstate.v1.OpenStateRequest
+	(*Chunk)(nil),                               // 11: flowstate.v1.Chunk
+	(*DiscardStateRequest)(nil),                 // 12: flowstate.v1.DiscardStateRequest
+	(*DisposeCheckpointRequest)(nil),            // 13: flowstate.v1.DisposeCheckpointRequest
+	(*WriteStateOpen)(nil),                      // 14: flowstate.v1.WriteStateOpen
+	(*WriteStateMessage)(nil),                   // 15: flowstate.v1.WriteStateMessage
+	(*WriteMetadataMessage)(nil),                // 16: flowstate.v1.WriteMetadataMessage
 	(*StreamStateHandle)(nil),                   // 17: flowstate.v1.StreamStateHandle
-	(Scope)(0),                                  // 18: flowstate.v1.Scope
-	(*Empty)(nil),                               // 19: flowstate.v1.Empty
+	(*CompletedLocation)(nil),                   // 18: flowstate.v1.CompletedLocation
+	(Scope)(0),                                  // 19: flowstate.v1.Scope
+	(*Empty)(nil),                               // 20: flowstate.v1.Empty
 }
 var file_storage_proto_depIdxs = []int32{
-	16, // 0: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
-	17, // 1: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	17, // 2: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
-	16, // 3: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
-	18, // 4: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
-	13, // 5: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
-	0,  // 6: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
-	1,  // 7: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
-	3,  // 8: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
-	4,  // 9: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
-	5,  // 10: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
-	3,  // 11: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
-	9,  // 12: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
-	11, // 13: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
-	12, // 14: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
-	3,  // 15: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
-	14, // 16: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
-	15, // 17: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
-	7,  // 18: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
-	16, // 19: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
-	2,  // 20: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
-	19, // 21: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
-	6,  // 22: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
-	6,  // 23: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
-	8,  // 24: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
-	10, // 25: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
-	19, // 26: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
-	19, // 27: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
-	19, // 28: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
-	17, // 29: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
-	16, // 30: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
-	19, // 31: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
-	19, // [19:32] is the sub-list for method output_type
-	6,  // [6:19] is the sub-list for method input_type
-	6,  // [6:6] is the sub-list for extension type_name
-	6,  // [6:6] is the sub-list for extension extendee
-	0,  // [0:6] is the sub-list for field type_name
+	17, // 0: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
+	18, // 1: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
+	17, // 2: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	17, // 3: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
+	18, // 4: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
+	19, // 5: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
+	14, // 6: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
+	0,  // 7: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
+	1,  // 8: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
+	4,  // 9: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
+	5,  // 10: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
+	6,  // 11: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
+	4,  // 12: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
+	10, // 13: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
+	12, // 14: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
+	13, // 15: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
+	4,  // 16: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
+	15, // 17: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
+	16, // 18: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
+	8,  // 19: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
+	4,  // 20: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
+	18, // 21: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
+	2,  // 22: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
+	20, // 23: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
+	7,  // 24: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
+	7,  // 25: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
+	9,  // 26: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
+	11, // 27: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
+	20, // 28: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
+	20, // 29: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
+	20, // 30: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
+	17, // 31: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
+	18, // 32: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
+	20, // 33: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
+	3,  // 34: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
+	21, // [21:35] is the sub-list for method output_type
+	7,  // [7:21] is the sub-list for method input_type
+	7,  // [7:7] is the sub-list for extension type_name
+	7,  // [7:7] is the sub-list for extension extendee
+	0,  // [0:7] is the sub-list for field type_name
 }
 
 func init() { file_storage_proto_init() }
@@ -1037,11 +1098,11 @@ func file_storage_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_storage_proto_msgTypes[14].OneofWrappers = []any{
+	file_storage_proto_msgTypes[15].OneofWrappers = []any{
 		(*WriteStateMessage_Open)(nil),
 		(*WriteStateMessage_Chunk)(nil),
 	}
-	file_storage_proto_msgTypes[15].OneofWrappers = []any{
+	file_storage_proto_msgTypes[16].OneofWrappers = []any{
 		(*WriteMetadataMessage_LocationId)(nil),
 		(*WriteMetadataMessage_Chunk)(nil),
 	}
@@ -1051,7 +1112,7 @@ func file_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_storage_proto_rawDesc), len(file_storage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   17,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -35,6 +35,7 @@ const (
 	CheckpointStorage_WriteState_FullMethodName                   = "/flowstate.v1.CheckpointStorage/WriteState"
 	CheckpointStorage_WriteMetadata_FullMethodName                = "/flowstate.v1.CheckpointStorage/WriteMetadata"
 	CheckpointStorage_DisposeOnFailure_FullMethodName             = "/flowstate.v1.CheckpointStorage/DisposeOnFailure"
+	CheckpointStorage_ListSharedState_FullMethodName              = "/flowstate.v1.CheckpointStorage/ListSharedState"
 )
 
 // CheckpointStorageClient is the client API for CheckpointStorage service.
@@ -60,6 +61,9 @@ type CheckpointStorageClient interface {
 	// cancelling discards the metadata.
 	WriteMetadata(ctx context.Context, opts ...grpc.CallOption) (grpc.ClientStreamingClient[WriteMetadataMessage, CompletedLocation], error)
 	DisposeOnFailure(ctx context.Context, in *LocationRequest, opts ...grpc.CallOption) (*Empty, error)
+	// ListSharedState streams the handles of the job's shared state streams in batches; only
+	// for accesses created with lists_shared_state (sdk.SharedStateLister).
+	ListSharedState(ctx context.Context, in *AccessRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListSharedStateResponse], error)
 }
 
 type checkpointStorageClient struct {
@@ -215,6 +219,25 @@ func (c *checkpointStorageClient) DisposeOnFailure(ctx context.Context, in *Loca
 	return out, nil
 }
 
+func (c *checkpointStorageClient) ListSharedState(ctx context.Context, in *AccessRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListSharedStateResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &CheckpointStorage_ServiceDesc.Streams[3], CheckpointStorage_ListSharedState_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AccessRequest, ListSharedStateResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type CheckpointStorage_ListSharedStateClient = grpc.ServerStreamingClient[ListSharedStateResponse]
+
 // CheckpointStorageServer is the server API for CheckpointStorage service.
 // All implementations must embed UnimplementedCheckpointStorageServer
 // for forward compatibility.
@@ -238,6 +261,9 @@ type CheckpointStorageServer interface {
 	// cancelling discards the metadata.
 	WriteMetadata(grpc.ClientStreamingServer[WriteMetadataMessage, CompletedLocation]) error
 	DisposeOnFailure(context.Context, *LocationRequest) (*Empty, error)
+	// ListSharedState streams the handles of the job's shared state streams in batches; only
+	// for accesses created with lists_shared_state (sdk.SharedStateLister).
+	ListSharedState(*AccessRequest, grpc.ServerStreamingServer[ListSharedStateResponse]) error
 	mustEmbedUnimplementedCheckpointStorageServer()
 }
 
@@ -286,6 +312,9 @@ func (UnimplementedCheckpointStorageServer) WriteMetadata(grpc.ClientStreamingSe
 }
 func (UnimplementedCheckpointStorageServer) DisposeOnFailure(context.Context, *LocationRequest) (*Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method DisposeOnFailure not implemented")
+}
+func (UnimplementedCheckpointStorageServer) ListSharedState(*AccessRequest, grpc.ServerStreamingServer[ListSharedStateResponse]) error {
+	return status.Error(codes.Unimplemented, "method ListSharedState not implemented")
 }
 func (UnimplementedCheckpointStorageServer) mustEmbedUnimplementedCheckpointStorageServer() {}
 func (UnimplementedCheckpointStorageServer) testEmbeddedByValue()                           {}
@@ -513,6 +542,17 @@ func _CheckpointStorage_DisposeOnFailure_Handler(srv interface{}, ctx context.Co
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CheckpointStorage_ListSharedState_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(AccessRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(CheckpointStorageServer).ListSharedState(m, &grpc.GenericServerStream[AccessRequest, ListSharedStateResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type CheckpointStorage_ListSharedStateServer = grpc.ServerStreamingServer[ListSharedStateResponse]
+
 // CheckpointStorage_ServiceDesc is the grpc.ServiceDesc for CheckpointStorage service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -576,6 +616,11 @@ var CheckpointStorage_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "WriteMetadata",
 			Handler:       _CheckpointStorage_WriteMetadata_Handler,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "ListSharedState",
+			Handler:       _CheckpointStorage_ListSharedState_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "storage.proto",

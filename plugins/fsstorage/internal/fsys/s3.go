@@ -26,7 +26,9 @@ import (
 //     of racing renames to the same key wins; the others get fs.ErrExist), then deletes the
 //     old key. The new object appears whole or not at all.
 //   - Mkdir and MkdirAll write an empty marker object "key/" so that an empty directory
-//     exists; Mkdir is a conditional put, so exactly one of racing Mkdirs succeeds.
+//     exists. Mkdir fails with fs.ErrExist when anything is below the prefix, and writes
+//     the marker with a conditional put: exactly one of racing Mkdirs succeeds where the
+//     server honours If-None-Match on keys ending in "/" (AWS; SeaweedFS does not).
 //   - A directory exists while its marker or any object below it does; Remove deletes an
 //     empty one; RemoveAll deletes every object below the prefix with multi-object deletes.
 //   - SyncDir does nothing: a completed put is durable.
@@ -159,14 +161,29 @@ func (s *S3) Stat(name string) (FileInfo, error) {
 	if !errors.Is(s3Kind(err), fs.ErrNotExist) {
 		return FileInfo{}, s3Err("head", bucket, key, err)
 	}
-	res, err := s.core.ListObjectsV2(bucket, dirPrefix(key), "", "", "/", 1)
+	below, err := s.objectsBelow(bucket, key, 1)
 	if err != nil {
-		return FileInfo{}, s3Err("list", bucket, dirPrefix(key), err)
+		return FileInfo{}, err
 	}
-	if len(res.Contents) == 0 && len(res.CommonPrefixes) == 0 {
+	if len(below) == 0 {
 		return FileInfo{}, s3Errorf("stat", bucket, key, fs.ErrNotExist, "no such object or prefix")
 	}
 	return FileInfo{IsDir: true}, nil
+}
+
+// objectsBelow returns up to limit keys of the objects below directory key (its marker
+// included). It lists without a delimiter, so only real objects count: some servers
+// (SeaweedFS) keep reporting a common prefix for a while after its last object is gone.
+func (s *S3) objectsBelow(bucket, key string, limit int) ([]string, error) {
+	res, err := s.core.ListObjectsV2(bucket, dirPrefix(key), "", "", "", limit)
+	if err != nil {
+		return nil, s3Err("list", bucket, dirPrefix(key), err)
+	}
+	keys := make([]string, 0, len(res.Contents))
+	for _, o := range res.Contents {
+		keys = append(keys, o.Key)
+	}
+	return keys, nil
 }
 
 // RenameNoReplace implements FS by a conditional copy then a delete of oldname. A failure
@@ -216,17 +233,14 @@ func (s *S3) Remove(name string) error {
 	}
 	ctx := context.Background()
 	if info.IsDir {
-		res, err := s.core.ListObjectsV2(bucket, dirPrefix(key), "", "", "/", 2)
+		below, err := s.objectsBelow(bucket, key, 2)
 		if err != nil {
-			return s3Err("list", bucket, dirPrefix(key), err)
+			return err
 		}
-		for _, o := range res.Contents {
-			if o.Key != dirPrefix(key) {
+		for _, k := range below {
+			if k != dirPrefix(key) {
 				return s3Errorf("remove", bucket, key, errNotEmpty, "directory not empty")
 			}
-		}
-		if len(res.CommonPrefixes) > 0 {
-			return s3Errorf("remove", bucket, key, errNotEmpty, "directory not empty")
 		}
 		key = dirPrefix(key)
 	}
@@ -272,9 +286,22 @@ func (s *S3) deleteObjects(ctx context.Context, bucket string, objects []minio.O
 	if len(objects) == 0 {
 		return nil
 	}
-	ch := make(chan minio.ObjectInfo, len(objects))
-	for _, o := range objects {
-		ch <- minio.ObjectInfo{Key: o.Key}
+	// Deepest keys first, each directory's marker after its contents: servers that keep
+	// directories (SeaweedFS) then find each one empty when its last entry goes.
+	keys := make([]string, len(objects))
+	for i, o := range objects {
+		keys[i] = o.Key
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		di, dj := strings.Count(keys[i], "/"), strings.Count(keys[j], "/")
+		if di != dj {
+			return di > dj
+		}
+		return keys[i] > keys[j]
+	})
+	ch := make(chan minio.ObjectInfo, len(keys))
+	for _, k := range keys {
+		ch <- minio.ObjectInfo{Key: k}
 	}
 	close(ch)
 	var errs []error
@@ -334,11 +361,11 @@ func (s *S3) Mkdir(name string) error {
 	if key == "" {
 		return s3Errorf("mkdir", bucket, key, fs.ErrExist, "a bucket's root always exists")
 	}
-	res, err := s.core.ListObjectsV2(bucket, dirPrefix(key), "", "", "/", 1)
+	below, err := s.objectsBelow(bucket, key, 1)
 	if err != nil {
-		return s3Err("list", bucket, dirPrefix(key), err)
+		return err
 	}
-	if len(res.Contents) > 0 || len(res.CommonPrefixes) > 0 {
+	if len(below) > 0 {
 		return s3Errorf("mkdir", bucket, key, fs.ErrExist, "directory exists")
 	}
 	return s.putNoReplace(bucket, dirPrefix(key), nil)

@@ -1,0 +1,70 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// settings size the benchmark.
+type settings struct {
+	PluginDir string // built plugins (make build)
+	Runner    string // the runner binary, for the start-up figure
+	Work      string // scratch directory on the disk being measured
+	Rounds    int    // rounds of each plugin/in-process comparison
+	Budget    time.Duration
+
+	AggKeys, AggRecords int64 // item 1: the aggregate job
+	StateBytes          int64 // items 3 and 4: state checkpointed and restored
+	StateValue          int   // value size of that state
+	PauseBytes          int64 // item 3: hashmap state of the job whose pauses are timed
+	PauseSeconds        float64
+	PauseRate           float64 // records/s while checkpoints run
+	ScaleKeys           []int64 // item 5
+	IncrKeys            int64   // item 5: entries of the incremental checkpoint test
+	StartupRounds       int     // item 6
+}
+
+// fullSettings are the figures of issue 7, sized for about 6 minutes on a quiet 2-core
+// machine.
+func fullSettings() settings {
+	return settings{
+		Rounds: 3, Budget: 9 * time.Minute,
+		AggKeys: 100_000, AggRecords: 2_000_000,
+		StateBytes: 1 << 30, StateValue: 1000,
+		PauseBytes: 1 << 30, PauseSeconds: 20, PauseRate: 40_000,
+		ScaleKeys: []int64{100_000, 1_000_000, 10_000_000},
+		IncrKeys:  1_000_000, StartupRounds: 5,
+	}
+}
+
+// quickSettings run every figure on tiny sizes (tests, smoke runs).
+func quickSettings() settings {
+	return settings{
+		Rounds: 2, Budget: 2 * time.Minute,
+		AggKeys: 1000, AggRecords: 20_000,
+		StateBytes: 4 << 20, StateValue: 1000,
+		PauseBytes: 4 << 20, PauseSeconds: 1, PauseRate: 5000,
+		ScaleKeys: []int64{1000, 10_000},
+		IncrKeys:  10_000, StartupRounds: 2,
+	}
+}
+
+// bench runs the phases and collects the report.
+type bench struct {
+	s      settings
+	start  time.Time
+	log    io.Writer
+	report *report
+}
+
+// logf prints a progress line with the time since the start.
+func (b *bench) logf(format string, args ...any) {
+	fmt.Fprintf(b.log, "[flowbench %6.1fs] %s\n", time.Since(b.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// deadline is when a phase that may use share of the budget (counted from the start)
+// should stop adding rounds.
+func (b *bench) deadline(share float64) time.Time {
+	return b.start.Add(time.Duration(share * float64(b.s.Budget)))
+}

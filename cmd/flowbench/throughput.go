@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
+	"github.com/flowstate/flowstate/runtime/jobs"
+)
+
+// variantRuns are the rounds of one variant of a comparison.
+type variantRuns struct {
+	rate      []float64 // records per second
+	cpuPerRec []float64 // CPU microseconds per record, every process involved
+	stats     dataflow.RunStats
+}
+
+// throughputResult compares one backend's aggregate job through the plugin and in-process.
+type throughputResult struct {
+	backend string
+	runs    map[mode]*variantRuns
+	rounds  int
+}
+
+func (r *throughputResult) ratio() float64 {
+	return ratio(median(r.runs[plugin].rate), median(r.runs[inProcess].rate))
+}
+
+// throughput runs the aggregate job (item 1) on backend, plugin and in-process
+// alternating, for the configured rounds or until deadline.
+func (b *bench) throughput(ctx context.Context, backend string, deadline time.Time) (*throughputResult, error) {
+	res := &throughputResult{backend: backend, runs: map[mode]*variantRuns{plugin: {}, inProcess: {}}}
+	for round := 0; round < b.s.Rounds; round++ {
+		if round > 0 && time.Now().After(deadline) {
+			b.logf("aggregate on %s: stopping after %d rounds (time budget)", backend, round)
+			break
+		}
+		for _, m := range modes {
+			dir, err := freshDir(b.s.Work, "aggregate")
+			if err != nil {
+				return nil, err
+			}
+			job, err := jobs.Aggregate(jobs.Spec{Name: "aggregate", Type: "aggregate", Keys: b.s.AggKeys, Records: b.s.AggRecords, Parallelism: 2})
+			if err != nil {
+				return nil, fmt.Errorf("aggregate job: %w", err)
+			}
+			r, err := runJob(ctx, runSpec{backend: backend, mode: m, pluginDir: b.s.PluginDir, checkpoints: dir}, job)
+			if err != nil {
+				return nil, err
+			}
+			v := res.runs[m]
+			v.rate = append(v.rate, float64(r.stats.Records)/r.elapsed.Seconds())
+			v.cpuPerRec = append(v.cpuPerRec, float64(r.cpu.Microseconds())/float64(r.stats.Records))
+			v.stats = r.stats
+			b.logf("aggregate %s %-10s round %d: %s records/s (%s)", backend, m, round+1, human(v.rate[len(v.rate)-1]), r.elapsed.Round(time.Millisecond))
+		}
+		res.rounds = round + 1
+	}
+	return res, nil
+}
+
+// scalePoint is one state size of item 5.
+type scalePoint struct {
+	keys, records int64
+	rate          map[mode]float64
+	ckpt          map[mode]time.Duration // the final checkpoint, trigger to metadata
+	size          map[mode]int64         // its state size
+}
+
+// scale runs scaleJob at each key count, plugin and in-process, one round each.
+func (b *bench) scale(ctx context.Context, backend string, deadline time.Time) ([]scalePoint, error) {
+	var out []scalePoint
+	for _, keys := range b.s.ScaleKeys {
+		if len(out) > 0 && time.Now().After(deadline) {
+			b.logf("scale: skipping %d keys and up (time budget)", keys)
+			break
+		}
+		p := scalePoint{keys: keys, records: max(keys, b.s.AggRecords), rate: map[mode]float64{}, ckpt: map[mode]time.Duration{}, size: map[mode]int64{}}
+		for _, m := range modes {
+			dir, err := freshDir(b.s.Work, "scale")
+			if err != nil {
+				return nil, err
+			}
+			r, err := runJob(ctx, runSpec{backend: backend, mode: m, pluginDir: b.s.PluginDir, checkpoints: dir}, scaleJob(keys, p.records, 2))
+			if err != nil {
+				return nil, err
+			}
+			if r.last == nil || len(r.stats.CheckpointDurations) == 0 {
+				return nil, fmt.Errorf("scale job with %d keys (%s): no checkpoint completed", keys, m)
+			}
+			p.rate[m] = float64(r.stats.Records) / r.elapsed.Seconds()
+			p.ckpt[m] = r.stats.CheckpointDurations[len(r.stats.CheckpointDurations)-1]
+			p.size[m] = r.last.Metadata.StateSize()
+			b.logf("scale %s %d keys %-10s: %s records/s, final checkpoint %s of %s", backend, keys, m, human(p.rate[m]), p.ckpt[m].Round(time.Millisecond), bytesHuman(p.size[m]))
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}

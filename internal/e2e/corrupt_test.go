@@ -1,0 +1,133 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// checkpointsAfterKill runs a word count whose state all goes to files, kills the runner
+// once three checkpoints completed, and returns the setup and the retained checkpoint
+// directories, oldest first.
+func checkpointsAfterKill(t *testing.T) (*wordcountSetup, []string) {
+	t.Helper()
+	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 20000, "execution.checkpointing.data-inline-threshold: 0\n")
+	cfg := strings.Replace(mustRead(t, s.config), "num-retained: 2", "num-retained: 3", 1)
+	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1", 1)
+	os.WriteFile(s.config, []byte(cfg), 0o644)
+	r := s.run(t)
+	deadline := time.Now().Add(30 * time.Second)
+	for len(completedLine.FindAllString(r.out.String(), -1)) < 3 {
+		if time.Now().After(deadline) || r.exited() {
+			t.Fatalf("three checkpoints did not complete:\n%s", tail(r.out.String(), 30))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	plugins := []int{pluginOf(r.cmd.Process.Pid, "hashmap"), pluginOf(r.cmd.Process.Pid, "fsstorage")}
+	r.cmd.Process.Kill()
+	<-r.done
+	waitGone(t, plugins, 5*time.Second)
+	dirs, _ := filepath.Glob(filepath.Join(s.dir, "checkpoints", "wc", "chk-*"))
+	sort.Slice(dirs, func(i, j int) bool { return chkID(dirs[i]) < chkID(dirs[j]) })
+	if len(dirs) < 2 {
+		t.Fatalf("retained checkpoints %v: want at least 2", dirs)
+	}
+	return s, dirs
+}
+
+func chkID(dir string) int {
+	n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(dir), "chk-"))
+	return n
+}
+
+// stateFile returns a state file of checkpoint directory dir.
+func stateFile(t *testing.T, dir string) string {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), "_") {
+			return filepath.Join(dir, e.Name())
+		}
+	}
+	t.Fatalf("no state file in %s", dir)
+	return ""
+}
+
+func flipByte(t *testing.T, path string, at func(size int) int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[at(len(b))] ^= 0x04
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFromLatestSkipsDamagedCheckpoints damages the newest checkpoint of a killed run four
+// ways: a bit flipped in its _metadata, its _metadata truncated, a bit flipped in one of
+// its state files, a state file truncated. Each time `--from latest` warns naming the
+// damaged checkpoint, restores the previous one and the job finishes; and `--from` the
+// damaged checkpoint itself fails with an error naming what is wrong, never restoring it.
+func TestFromLatestSkipsDamagedCheckpoints(t *testing.T) {
+	damage := map[string]func(t *testing.T, dir string){
+		"metadata-bit-flip": func(t *testing.T, dir string) {
+			flipByte(t, filepath.Join(dir, "_metadata"), func(n int) int { return n / 2 })
+		},
+		"metadata-truncated": func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "_metadata")
+			fi, _ := os.Stat(p)
+			os.Truncate(p, fi.Size()-5)
+		},
+		"state-bit-flip": func(t *testing.T, dir string) {
+			flipByte(t, stateFile(t, dir), func(n int) int { return n - 1 })
+		},
+		"state-truncated": func(t *testing.T, dir string) {
+			p := stateFile(t, dir)
+			fi, _ := os.Stat(p)
+			os.Truncate(p, fi.Size()/2)
+		},
+	}
+	wantError := map[string]*regexp.Regexp{
+		"metadata-bit-flip":  regexp.MustCompile(`checkpoint metadata: checksum mismatch`),
+		"metadata-truncated": regexp.MustCompile(`checkpoint metadata: (body is|truncated)`),
+		"state-bit-flip":     regexp.MustCompile(`state file://\S+: checksum [0-9a-f]{8}, its handle records`),
+		"state-truncated":    regexp.MustCompile(`state file://\S+: \d+ bytes, its handle records \d+ \(truncated\?\)`),
+	}
+	for _, name := range []string{"metadata-bit-flip", "metadata-truncated", "state-bit-flip", "state-truncated"} {
+		t.Run(name, func(t *testing.T) {
+			s, dirs := checkpointsAfterKill(t)
+			bad, prev := dirs[len(dirs)-1], dirs[len(dirs)-2]
+			damage[name](t, bad)
+
+			r := s.run(t, "--from", bad)
+			if err := r.wait(t, time.Minute); err == nil {
+				t.Fatalf("--from a damaged checkpoint succeeded:\n%s", tail(r.out.String(), 20))
+			}
+			if out := r.out.String(); !wantError[name].MatchString(out) || !strings.Contains(out, filepath.Base(bad)) {
+				t.Fatalf("--from %s: error does not match %q and name the checkpoint:\n%s", bad, wantError[name], tail(out, 20))
+			}
+
+			r = s.run(t, "--from", "latest")
+			if err := r.wait(t, 2*time.Minute); err != nil {
+				t.Fatalf("--from latest: %v\n%s", err, tail(r.out.String(), 30))
+			}
+			out := r.out.String()
+			warn := regexp.MustCompile(`skipping a damaged checkpoint; trying the previous one: pointer=(\S+) error="([^\n]*)"`).FindStringSubmatch(out)
+			if warn == nil || warn[1] != bad || !wantError[name].MatchString(warn[2]) {
+				t.Fatalf("no warning naming %s and what is wrong with it:\n%s", bad, tail(out, 30))
+			}
+			restored := regexp.MustCompile(`restoring from the latest checkpoint: id=(\d+)`).FindStringSubmatch(out)
+			if restored == nil || restored[1] != strconv.Itoa(chkID(prev)) {
+				t.Fatalf("restored %v, want the previous checkpoint %s:\n%s", restored, prev, tail(out, 30))
+			}
+			t.Logf("skipped %s (%s), restored %s", filepath.Base(bad), warn[2], filepath.Base(prev))
+		})
+	}
+}

@@ -1,0 +1,116 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// hostileRun runs a word count with the given backend from the fault plugin directory and
+// returns the runner's output and exit error.
+func hostileRun(t *testing.T, backend string, within time.Duration, edit func(cfg string) string) (string, error) {
+	t.Helper()
+	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 0, "")
+	cfg := strings.Replace(mustRead(t, s.config), "state.backend.type: hashmap", "state.backend.type: "+backend, 1)
+	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1", 1)
+	if edit != nil {
+		cfg = edit(cfg)
+	}
+	os.WriteFile(s.config, []byte(cfg), 0o644)
+	r := startRunner(t, "run", "--config", s.config, "--plugin-dir", faultPluginDir(t))
+	err := r.wait(t, within)
+	return r.out.String(), err
+}
+
+// TestHostilePluginsGetClearErrors starts plugins that misbehave at the runner level: junk
+// on stdout before the handshake, no handshake at all, replies larger than gRPC allows.
+// The runner stops within bounded time with an error naming the plugin and the problem,
+// and leaves no plugin process behind.
+func TestHostilePluginsGetClearErrors(t *testing.T) {
+	cases := []struct {
+		plugin string
+		within time.Duration
+		want   []string
+	}{
+		{"junk", 30 * time.Second, []string{"flowstate-plugin-junk", "hello, I am not a plugin"}},
+		{"silent", 40 * time.Second, []string{"flowstate-plugin-silent"}},
+		{"bigmsg", time.Minute, []string{"bigmsg", "larger than max"}},
+	}
+	for _, c := range cases {
+		t.Run(c.plugin, func(t *testing.T) {
+			start := time.Now()
+			out, err := hostileRun(t, c.plugin, c.within, nil)
+			if err == nil {
+				t.Fatalf("the runner succeeded with plugin %s:\n%s", c.plugin, tail(out, 20))
+			}
+			for _, w := range c.want {
+				if !strings.Contains(out, w) {
+					t.Fatalf("error does not mention %q:\n%s", w, tail(out, 20))
+				}
+			}
+			if strings.Contains(out, "panic:") || strings.Contains(out, "goroutine ") {
+				t.Fatalf("the runner crashed:\n%s", tail(out, 40))
+			}
+			if left := processes("flowstate-plugin-" + c.plugin); len(left) > 0 {
+				waitGone(t, []int{left[0].pid}, 5*time.Second)
+			}
+			t.Logf("refused in %s: %s", time.Since(start).Round(time.Millisecond), lastLine(out))
+		})
+	}
+}
+
+// TestNoisyPluginDoesNotHurtTheRunner uses a state backend that floods stderr (4 MB before
+// its handshake, a log line every millisecond after): the job completes with exact output.
+func TestNoisyPluginDoesNotHurtTheRunner(t *testing.T) {
+	s := newWordcount(t, "hashmap", "filesystem", 512<<10, 0, "")
+	cfg := strings.Replace(mustRead(t, s.config), "state.backend.type: hashmap", "state.backend.type: noisy", 1)
+	os.WriteFile(s.config, []byte(cfg), 0o644)
+	s.runWith(t, faultPluginDir(t), time.Minute)
+}
+
+// TestPathTraversalRefused gives the runner a job name, a plugin name and a pointer that
+// try to leave their directories: each is refused with an error naming it, and nothing is
+// created outside the test's directory.
+func TestPathTraversalRefused(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "outside")
+	cases := []struct {
+		name, want string
+		edit       func(cfg, dir string) string
+		args       []string
+	}{
+		{"job-name", `job id "../../outside"`, func(cfg, dir string) string {
+			return strings.Replace(cfg, "name: wc", "name: ../../outside", 1)
+		}, nil},
+		{"job-name-slash", `job id "a/b"`, func(cfg, dir string) string {
+			return strings.Replace(cfg, "name: wc", "name: a/b", 1)
+		}, nil},
+		{"backend-name", `"../../bin/sh"`, func(cfg, dir string) string {
+			return strings.Replace(cfg, "state.backend.type: hashmap", "state.backend.type: ../../bin/sh", 1)
+		}, nil},
+		{"storage-name", `"../fsstorage"`, func(cfg, dir string) string {
+			return strings.Replace(cfg, "execution.checkpointing.storage: filesystem", "execution.checkpointing.storage: ../fsstorage", 1)
+		}, nil},
+		{"pointer", "is a file but not a checkpoint metadata file", nil, []string{"--from", "file:///etc/../etc/passwd"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
+			if c.edit != nil {
+				os.WriteFile(s.config, []byte(c.edit(mustRead(t, s.config), s.dir)), 0o644)
+			}
+			r := s.run(t, c.args...)
+			if err := r.wait(t, 30*time.Second); err == nil {
+				t.Fatalf("the runner accepted it:\n%s", tail(r.out.String(), 20))
+			}
+			if !strings.Contains(r.out.String(), c.want) {
+				t.Fatalf("error does not mention %q:\n%s", c.want, tail(r.out.String(), 20))
+			}
+			if _, err := os.Stat(outside); err == nil {
+				t.Fatalf("%s was created", outside)
+			}
+			t.Logf("refused: %s", lastLine(r.out.String()))
+		})
+	}
+}

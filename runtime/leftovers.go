@@ -1,0 +1,88 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// cleanSharedLeftovers deletes the job's shared state streams that no completed
+// checkpoint of the job in the storage references, nor restored (the checkpoint the run
+// starts from, perhaps another job's): the uploads of checkpoints a crash interrupted.
+// Storages that cannot list their shared state (no sdk.SharedStateLister) are left alone.
+// It reads the metadata of every completed checkpoint first and deletes nothing when one
+// does not read back, since its references are then unknown. It returns how many streams
+// it deleted.
+func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAccess, restored *checkpoint.Metadata) (int, error) {
+	lister, ok := access.(sdk.SharedStateLister)
+	if !ok {
+		return 0, nil
+	}
+	listed, err := lister.ListSharedState(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("list shared state: %w", err)
+	}
+	if len(listed) == 0 {
+		return 0, nil
+	}
+	completed, err := access.ListCompletedCheckpoints(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("list completed checkpoints: %w", err)
+	}
+	inUse := map[string]bool{}
+	if restored != nil {
+		inUse = checkpoint.SharedRefs(restored)
+	}
+	for _, loc := range completed {
+		m, err := checkpoint.Load(ctx, access, loc)
+		if err != nil {
+			return 0, fmt.Errorf("keeping every shared stream: the references of checkpoint %s are unknown: %w", loc.ExternalPointer, err)
+		}
+		for ref := range checkpoint.SharedRefs(m) {
+			inUse[ref] = true
+		}
+	}
+	var discard []sdk.StreamStateHandle
+	for _, h := range listed {
+		if h.Ref != "" && !inUse[h.Ref] {
+			discard = append(discard, h)
+		}
+	}
+	if len(discard) == 0 {
+		return 0, nil
+	}
+	if err := access.DiscardState(ctx, discard); err != nil {
+		return 0, fmt.Errorf("discard %d shared streams no completed checkpoint references: %w", len(discard), err)
+	}
+	return len(discard), nil
+}
+
+// earlierCheckpoints returns the intact completed checkpoints of list older than latest,
+// oldest first, for the store to retain (and dispose of beyond num-retained) beside
+// latest when a run resumes from it. Damaged ones are skipped: they never resolve to a
+// restorable state, and what they reference stays with them.
+func earlierCheckpoints(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, latest *checkpoint.Completed, log hclog.Logger) []*checkpoint.Completed {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	var out []*checkpoint.Completed
+	for _, loc := range list {
+		if loc.ExternalPointer == latest.Location.ExternalPointer {
+			break
+		}
+		m, err := checkpoint.Load(ctx, access, loc)
+		if err != nil {
+			log.Warn("leaving a damaged checkpoint alone", "pointer", loc.ExternalPointer, "error", err)
+			continue
+		}
+		if m.CheckpointID >= latest.Metadata.CheckpointID {
+			break
+		}
+		out = append(out, &checkpoint.Completed{Location: loc, Metadata: m, Owned: true})
+	}
+	return out
+}
