@@ -5,7 +5,7 @@ BIN     := $(CURDIR)/bin
 PLUGINS := hashmap leveldb jmstorage fsstorage
 export FLOWSTATE_BIN := $(BIN)
 
-.PHONY: all build runner plugins run test vet fmt-check proto clean
+.PHONY: all build runner plugins run test vet fmt-check proto clean bench fuzz soak
 
 all: build
 
@@ -38,9 +38,35 @@ fmt-check:
 # The S3 tests run against a real S3-compatible server that scripts/with-s3.sh builds (once,
 # cached outside the repository) and starts on 127.0.0.1 for the duration of the tests.
 test: build fmt-check vet
-	./scripts/with-s3.sh $(GO) test -count=1 -timeout 15m ./...
+	./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 15m ./...
+	$(MAKE) --no-print-directory fuzz
 	$(GO) -C examples/thirdparty vet ./...
 	$(GO) -C examples/thirdparty test -count=1 -timeout 10m ./...
+
+# Benchmarks of issue 7 (plugins against the same plugins in-process, and against the
+# disk): about 6 minutes on a quiet 2-core machine; writes docs/performance.md.
+# BENCHFLAGS=-quick checks that every figure runs, in seconds.
+bench: build
+	$(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
+
+# Fuzz targets with committed seed corpora (testdata/fuzz/), run briefly by `make test`;
+# `make fuzz FUZZTIME=10m` runs them longer.
+FUZZTIME ?= 10s
+FUZZ := ./runtime/config:FuzzParse ./runtime/checkpoint:FuzzDecodeMetadata \
+	./plugins/fsstorage/fsstorage:FuzzResolveCheckpoint
+fuzz:
+	@for t in $(FUZZ); do \
+		echo "$(GO) test -run='^$$' -fuzz=^$${t#*:}\$$ -fuzztime=$(FUZZTIME) $${t%%:*}"; \
+		$(GO) test -run='^$$' -fuzz="^$${t#*:}\$$" -fuzztime=$(FUZZTIME) $${t%%:*} || exit 1; \
+	done
+
+# The long fault runs (docs/reliability.md): 150 random kill -9s per backend and storage in
+# the crash loop, the storage fault, corruption and hostile-plugin tests under -race, and a
+# minute per fuzz target.
+soak: build
+	FLOWSTATE_SOAK_KILLS=150 ./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 90m -v \
+		-run 'TestCrashLoop|TestCrashRecovery|Storage|OutOfSpace|Damaged|Hostile|Noisy|Traversal' ./internal/e2e
+	$(MAKE) --no-print-directory fuzz FUZZTIME=1m
 
 # Regenerate the protocol's Go code from sdk/internal/proto/*.proto.
 proto:

@@ -46,10 +46,10 @@ type plugins struct {
 // Run executes job. from is "" for a fresh start, FromLatest, or a checkpoint or savepoint
 // pointer the storage resolves.
 func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) error {
-	log := x.Logger
-	if log == nil {
-		log = hclog.NewNullLogger()
+	if x.Logger == nil {
+		x.Logger = hclog.NewNullLogger()
 	}
+	log := x.Logger
 	cfg := x.Config
 	pl, err := x.open(ctx)
 	if err != nil {
@@ -83,6 +83,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 			Logger: log, OnCheckpoint: x.OnCheckpoint, Stats: stats,
 		})
 		stopWatch()
+		x.discardDeferred(ctx, store, log)
 		if cause := context.Cause(attemptCtx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 			err = cause
 		}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -33,24 +34,36 @@ func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAcces
 	if err != nil {
 		return 0, fmt.Errorf("list completed checkpoints: %w", err)
 	}
-	inUse := map[string]bool{}
-	if restored != nil {
-		inUse = checkpoint.SharedRefs(restored)
-	}
+	own := map[string]bool{} // what the job's completed checkpoints reference
 	for _, loc := range completed {
 		m, err := checkpoint.Load(ctx, access, loc)
 		if err != nil {
 			return 0, fmt.Errorf("keeping every shared stream: the references of checkpoint %s are unknown: %w", loc.ExternalPointer, err)
 		}
 		for ref := range checkpoint.SharedRefs(m) {
-			inUse[ref] = true
+			own[ref] = true
 		}
 	}
+	inUse := map[string]bool{}
+	if restored != nil {
+		inUse = checkpoint.SharedRefs(restored)
+	}
+	for ref := range own {
+		inUse[ref] = true
+	}
 	var discard []sdk.StreamStateHandle
+	matched := 0
 	for _, h := range listed {
-		if h.Ref != "" && !inUse[h.Ref] {
+		switch {
+		case own[h.Ref]:
+			matched++
+		case h.Ref != "" && !inUse[h.Ref]:
 			discard = append(discard, h)
 		}
+	}
+	if len(own) > 0 && matched == 0 {
+		// The listing and the handles name streams differently: deleting would be blind.
+		return 0, fmt.Errorf("keeping every shared stream: none of the %d listed matches the %d shared streams the completed checkpoints reference", len(listed), len(own))
 	}
 	if len(discard) == 0 {
 		return 0, nil
@@ -85,4 +98,14 @@ func earlierCheckpoints(ctx context.Context, access sdk.CheckpointStorageAccess,
 		out = append(out, &checkpoint.Completed{Location: loc, Metadata: m, Owned: true})
 	}
 	return out
+}
+
+// discardDeferred discards, once an attempt ended, the shared streams retention left for
+// a snapshot in flight (see checkpoint.Store); a failure leaves them to the next start.
+func (x *Executor) discardDeferred(ctx context.Context, store *checkpoint.Store, log hclog.Logger) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if err := store.DiscardDeferred(ctx); err != nil {
+		log.Warn("retention", "error", err)
+	}
 }

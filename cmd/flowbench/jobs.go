@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/dataflow"
@@ -24,6 +25,7 @@ type event struct {
 // emits events s, s+p, ...; its position is the next event, so replay is exact.
 type permSource struct {
 	records, keys int64
+	until         time.Time // if set, the input ends at this time (timed benchmark phases)
 }
 
 func (s permSource) Open(ctx context.Context, subtask, parallelism int, pos []byte) (dataflow.SourceReader, error) {
@@ -64,7 +66,7 @@ type permReader struct {
 
 func (r *permReader) Read(ctx context.Context, max int, emit func(any)) error {
 	for n := 0; n < max; n++ {
-		if r.next >= r.s.records {
+		if r.next >= r.s.records || (n == 0 && !r.s.until.IsZero() && time.Now().After(r.s.until)) {
 			return io.EOF
 		}
 		k := uint64((r.next % r.s.keys) * r.stride % r.s.keys)
@@ -95,14 +97,15 @@ func scaleJob(keys, records int64, parallelism int) *dataflow.Job {
 }
 
 // bigStateJob keeps a value of valueSize bytes per key: records == keys fills the state;
-// later records overwrite values. rate limits records per second (0: no limit).
-func bigStateJob(keys, records int64, valueSize int, rate float64, parallelism int) *dataflow.Job {
+// later records overwrite values. rate limits records per second (0: no limit); a non-zero
+// until ends the input at that time.
+func bigStateJob(keys, records int64, valueSize int, rate float64, until time.Time, parallelism int) *dataflow.Job {
 	j := dataflow.NewJob("bigstate")
 	j.Parallelism = parallelism
 	j.Rate = rate
 	payload := make([]byte, valueSize)
 	rand.Read(payload) // incompressible, as real state often is
-	events := dataflow.FromSource[event](j, "source", permSource{records: records, keys: keys})
+	events := dataflow.FromSource[event](j, "source", permSource{records: records, keys: keys, until: until})
 	blob := state.NewValue("blob", state.Bytes)
 	keyed := dataflow.KeyBy(events, func(e event) []byte { return binary.BigEndian.AppendUint64(nil, e.key) })
 	out := dataflow.Process(keyed, "store", []state.Descriptor{blob},

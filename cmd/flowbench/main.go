@@ -3,7 +3,8 @@
 // docs/performance.md (between its flowbench markers). `make bench` runs it.
 //
 //	flowbench [-quick] [-only throughput,checkpoint,pause,scale,incremental,startup]
-//	          [-out docs/performance.md] [-plugin-dir bin/plugins] [-runner bin/runner]
+//	          [-rounds N] [-state-mb N] [-out docs/performance.md]
+//	          [-plugin-dir bin/plugins] [-runner bin/runner] [-cpuprofile FILE]
 package main
 
 import (
@@ -39,6 +40,7 @@ func run(args []string) error {
 	rounds := fs.Int("rounds", 0, "rounds of each comparison (0: 3, or 2 with -quick)")
 	only := fs.String("only", strings.Join(phases, ","), "phases to run")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the benchmark process")
+	stateMB := fs.Int64("state-mb", 0, "state of the checkpoint, restore and pause figures in MiB (0: 1024, or 4 with -quick)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -48,6 +50,9 @@ func run(args []string) error {
 	}
 	if *rounds > 0 {
 		s.Rounds = *rounds
+	}
+	if *stateMB > 0 {
+		s.StateBytes, s.PauseBytes = *stateMB<<20, *stateMB<<20
 	}
 	var err error
 	if s.PluginDir, err = filepath.Abs(*pluginDir); err != nil {
@@ -120,7 +125,7 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 	}
 	step("throughput", func() error {
 		for i, backend := range []string{"hashmap", "leveldb"} {
-			t, err := b.throughput(ctx, backend, b.deadline([]float64{0.12, 0.40}[i]))
+			t, err := b.throughput(ctx, backend, b.deadline([]float64{0.10, 0.33}[i]))
 			if err != nil {
 				return err
 			}
@@ -128,9 +133,9 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 		}
 		return nil
 	})
-	step("checkpoint", func() (err error) { rep.io, err = b.checkpointIO(ctx, b.deadline(0.55)); return })
+	step("checkpoint", func() (err error) { rep.io, err = b.checkpointIO(ctx, b.deadline(0.48)); return })
 	step("pause", func() (err error) { rep.pause, err = b.pauses(ctx); return })
-	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, "hashmap", b.deadline(0.80)); return })
+	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, "hashmap", b.deadline(0.90)); return })
 	step("incremental", func() (err error) { rep.incr, err = b.incremental(ctx); return })
 	step("startup", func() (err error) { rep.startup, err = b.startup(ctx, b.deadline(0.97)); return })
 	rep.elapsed = time.Since(b.start)

@@ -35,7 +35,7 @@ func (b *bench) pauses(ctx context.Context) (*pauseResult, error) {
 	v := b.s.StateValue
 	res := &pauseResult{keys: b.s.PauseBytes / int64(v+16), valueSize: v, wanted: b.s.PauseRate}
 	spec := runSpec{backend: "hashmap", mode: plugin, pluginDir: b.s.PluginDir, checkpoints: dir}
-	r, err := runJob(ctx, spec, bigStateJob(res.keys, res.keys, v, 0, 2))
+	r, err := runJob(ctx, spec, bigStateJob(res.keys, res.keys, v, 0, time.Time{}, 2))
 	if err != nil {
 		return nil, err
 	}
@@ -43,12 +43,14 @@ func (b *bench) pauses(ctx context.Context) (*pauseResult, error) {
 		return nil, fmt.Errorf("pause: the fill run completed no checkpoint")
 	}
 	b.logf("pause: %d keys of %d bytes filled in %s; checkpoint of %s", res.keys, v, r.elapsed.Round(time.Millisecond), bytesHuman(r.last.Metadata.StateSize()))
+	// The update phase is timed: the source ends after PauseSeconds, whatever it managed.
 	updates := int64(b.s.PauseRate * b.s.PauseSeconds)
 	spec.from = r.last.Location.ExternalPointer
 	spec.interval = time.Millisecond
 	spec.onComplete = func(c *checkpoint.Completed) { res.sizes = append(res.sizes, c.Metadata.StateSize()) }
 	start := time.Now()
-	r, err = runJob(ctx, spec, bigStateJob(res.keys, res.keys+updates, v, b.s.PauseRate, 2))
+	until := start.Add(time.Duration(b.s.PauseSeconds * float64(time.Second)))
+	r, err = runJob(ctx, spec, bigStateJob(res.keys, res.keys+updates, v, b.s.PauseRate, until, 2))
 	if err != nil {
 		return nil, err
 	}

@@ -138,13 +138,13 @@ func (r *report) renderCheckpoint(w io.Writer) {
 			sz = int64(median(int64s(x.sizes)))
 		}
 		p("#### Synchronous snapshot pause with %s of hashmap state\n\n", bytesHuman(sz))
-		p("A job with %s keys of %d-byte values in the hashmap plugin (parallelism 2), restored from a checkpoint (restore + plugin start to first record: %s), processing updates rate-limited to %s records/s while checkpoints run back to back. The pause is the time each keyed subtask spends inside `KeyedStateBackend.Snapshot` across the boundary (`RunStats.SnapshotPauses`); the upload that follows runs in the background.\n\n",
-			human(float64(x.keys)), x.valueSize, x.restore.Round(time.Millisecond), human(x.wanted))
+		p("A job with %s keys of %d-byte values in the hashmap plugin (parallelism 2), restored from a checkpoint (restore + plugin start to first record: %s), processing updates (source rate-limited to %s records/s, for %.0f s) while checkpoints run back to back. The pause is the time each keyed subtask spends inside `KeyedStateBackend.Snapshot` across the boundary (`RunStats.SnapshotPauses`); the upload that follows runs in the background.\n\n",
+			human(float64(x.keys)), x.valueSize, x.restore.Round(time.Millisecond), human(x.wanted), r.settings.PauseSeconds)
 		p("| samples | p50 | p99 | max | checkpoints | checkpoint duration p50 | records/s processed meanwhile |\n|---|---|---|---|---|---|---|\n")
 		p("| %d | %.2f ms | %.2f ms | %.2f ms | %d | %s | %s |\n\n", len(ms), median(ms), percentile(ms, 99), percentile(ms, 100), len(x.ckpts),
 			time.Duration(median(durationsMs(x.ckpts))*float64(time.Millisecond)).Round(time.Millisecond), human(x.rate))
 		if len(ms) < 100 {
-			p("With %d samples, p99 is the largest sample but one at most (nearest rank).\n\n", len(ms))
+			p("With %d samples (under 100), the nearest-rank p99 is the largest sample.\n\n", len(ms))
 		}
 	}
 }
@@ -156,6 +156,10 @@ func (r *report) renderScale(w io.Writer) {
 		p("A job like `aggregate` whose source visits every key (so the state holds exactly that many keys), records = max(keys, %s), parallelism 2; the checkpoint is the final one, trigger to published metadata. One round per size.\n\n", human(float64(r.settings.AggRecords)))
 		p("| keys | records | plugin records/s | in-process records/s | ratio | checkpoint plugin | checkpoint in-process | checkpoint size |\n|---|---|---|---|---|---|---|---|\n")
 		for _, s := range r.scale {
+			if s.skipped != "" {
+				p("| %s | %s | %s | | | | | |\n", human(float64(s.keys)), human(float64(s.records)), s.skipped)
+				continue
+			}
 			p("| %s | %s | %s | %s | %.2fx | %s | %s | %s |\n", human(float64(s.keys)), human(float64(s.records)), human(s.rate[plugin]), human(s.rate[inProcess]),
 				ratio(s.rate[plugin], s.rate[inProcess]), s.ckpt[plugin].Round(time.Millisecond), s.ckpt[inProcess].Round(time.Millisecond), bytesHuman(s.size[plugin]))
 		}

@@ -66,17 +66,25 @@ type scalePoint struct {
 	rate          map[mode]float64
 	ckpt          map[mode]time.Duration // the final checkpoint, trigger to metadata
 	size          map[mode]int64         // its state size
+	skipped       string                 // why the size was not measured
 }
 
 // scale runs scaleJob at each key count, plugin and in-process, one round each.
 func (b *bench) scale(ctx context.Context, backend string, deadline time.Time) ([]scalePoint, error) {
 	var out []scalePoint
 	for _, keys := range b.s.ScaleKeys {
-		if len(out) > 0 && time.Now().After(deadline) {
-			b.logf("scale: skipping %d keys and up (time budget)", keys)
-			break
-		}
 		p := scalePoint{keys: keys, records: max(keys, b.s.AggRecords), rate: map[mode]float64{}, ckpt: map[mode]time.Duration{}, size: map[mode]int64{}}
+		if n := len(out); n > 0 {
+			// Predict this size from the last one's slower variant, both variants.
+			prev := out[n-1]
+			est := time.Duration(2 * float64(p.records) / min(prev.rate[plugin], prev.rate[inProcess]) * float64(time.Second))
+			if time.Now().Add(est).After(deadline) {
+				b.logf("scale: skipping %d keys and up: about %s would exceed the time budget", keys, est.Round(time.Second))
+				p.skipped = fmt.Sprintf("skipped: about %s would have exceeded the time budget", est.Round(time.Second))
+				out = append(out, p)
+				break
+			}
+		}
 		for _, m := range modes {
 			dir, err := freshDir(b.s.Work, "scale")
 			if err != nil {

@@ -32,7 +32,12 @@ func checkpointsAfterKill(t *testing.T) (*wordcountSetup, []string) {
 	r.cmd.Process.Kill()
 	<-r.done
 	waitGone(t, plugins, 5*time.Second)
-	dirs, _ := filepath.Glob(filepath.Join(s.dir, "checkpoints", "wc", "chk-*"))
+	// Completed checkpoints only: the one in progress at the kill has no _metadata.
+	metas, _ := filepath.Glob(filepath.Join(s.dir, "checkpoints", "wc", "chk-*", "_metadata"))
+	var dirs []string
+	for _, m := range metas {
+		dirs = append(dirs, filepath.Dir(m))
+	}
 	sort.Slice(dirs, func(i, j int) bool { return chkID(dirs[i]) < chkID(dirs[j]) })
 	if len(dirs) < 2 {
 		t.Fatalf("retained checkpoints %v: want at least 2", dirs)
@@ -58,6 +63,17 @@ func stateFile(t *testing.T, dir string) string {
 	return ""
 }
 
+func truncate(t *testing.T, path string, to func(size int64) int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, to(fi.Size())); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func flipByte(t *testing.T, path string, at func(size int) int) {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -81,17 +97,13 @@ func TestFromLatestSkipsDamagedCheckpoints(t *testing.T) {
 			flipByte(t, filepath.Join(dir, "_metadata"), func(n int) int { return n / 2 })
 		},
 		"metadata-truncated": func(t *testing.T, dir string) {
-			p := filepath.Join(dir, "_metadata")
-			fi, _ := os.Stat(p)
-			os.Truncate(p, fi.Size()-5)
+			truncate(t, filepath.Join(dir, "_metadata"), func(n int64) int64 { return n - 5 })
 		},
 		"state-bit-flip": func(t *testing.T, dir string) {
 			flipByte(t, stateFile(t, dir), func(n int) int { return n - 1 })
 		},
 		"state-truncated": func(t *testing.T, dir string) {
-			p := stateFile(t, dir)
-			fi, _ := os.Stat(p)
-			os.Truncate(p, fi.Size()/2)
+			truncate(t, stateFile(t, dir), func(n int64) int64 { return n / 2 })
 		},
 	}
 	wantError := map[string]*regexp.Regexp{

@@ -14,7 +14,7 @@ func hostileRun(t *testing.T, backend string, within time.Duration, edit func(cf
 	t.Helper()
 	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 0, "")
 	cfg := strings.Replace(mustRead(t, s.config), "state.backend.type: hashmap", "state.backend.type: "+backend, 1)
-	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1", 1)
+	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1\nexecution.checkpointing.timeout: 5s", 1)
 	if edit != nil {
 		cfg = edit(cfg)
 	}
@@ -25,7 +25,8 @@ func hostileRun(t *testing.T, backend string, within time.Duration, edit func(cf
 }
 
 // TestHostilePluginsGetClearErrors starts plugins that misbehave at the runner level: junk
-// on stdout before the handshake, no handshake at all, replies larger than gRPC allows.
+// on stdout before the handshake, no handshake at all, an 8 MiB value in every Get reply
+// (twice gRPC's default message limit).
 // The runner stops within bounded time with an error naming the plugin and the problem,
 // and leaves no plugin process behind.
 func TestHostilePluginsGetClearErrors(t *testing.T) {
@@ -36,7 +37,7 @@ func TestHostilePluginsGetClearErrors(t *testing.T) {
 	}{
 		{"junk", 30 * time.Second, []string{"flowstate-plugin-junk", "hello, I am not a plugin"}},
 		{"silent", 40 * time.Second, []string{"flowstate-plugin-silent"}},
-		{"bigmsg", time.Minute, []string{"bigmsg", "larger than max"}},
+		{"bigmsg", time.Minute, []string{"bigmsg", "8388608 bytes"}},
 	}
 	for _, c := range cases {
 		t.Run(c.plugin, func(t *testing.T) {

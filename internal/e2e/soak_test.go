@@ -19,18 +19,22 @@ import (
 
 // Environment of the crash loop: `make soak` raises the number of kills.
 const (
-	envSoakKills = "FLOWSTATE_SOAK_KILLS" // kills per backend and storage; default 25
+	envSoakKills = "FLOWSTATE_SOAK_KILLS" // kills per backend and storage; default 50 in all
 	envS3        = "FLOWSTATE_S3_ENDPOINT"
 )
 
 // TestCrashLoop kills the backend plugin, the storage plugin or the runner with SIGKILL,
-// chosen at random, at random moments of word count runs: 25 kills on hashmap and 25 on
-// leveldb with file:// storage (and as many on s3:// when FLOWSTATE_S3_ENDPOINT names an
-// S3 server). Before every kill the committed output holds, for every word, the counts
+// chosen at random, at random moments of word count runs on hashmap and leveldb with
+// file:// storage, and with s3:// storage too when FLOWSTATE_S3_ENDPOINT names an S3
+// server: 50 kills spread over the cases. Before every kill the committed output holds, for every word, the counts
 // 1..k exactly once (nothing duplicated, nothing skipped); at the end of each run it
 // equals the failure-free result. FLOWSTATE_SOAK_KILLS raises the kills per case.
 func TestCrashLoop(t *testing.T) {
-	kills := 25
+	storages := []string{"file"}
+	if os.Getenv(envS3) != "" {
+		storages = append(storages, "s3")
+	}
+	kills := (50 + 2*len(storages) - 1) / (2 * len(storages)) // at least 50 in all
 	if v := os.Getenv(envSoakKills); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
@@ -41,10 +45,6 @@ func TestCrashLoop(t *testing.T) {
 	seed := time.Now().UnixNano()
 	t.Logf("random seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))
-	storages := []string{"file"}
-	if os.Getenv(envS3) != "" {
-		storages = append(storages, "s3")
-	}
 	for _, storage := range storages {
 		for _, backend := range []string{"hashmap", "leveldb"} {
 			t.Run(backend+"/"+storage, func(t *testing.T) {

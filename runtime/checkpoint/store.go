@@ -129,6 +129,20 @@ func (s *Store) AddAll(ctx context.Context, cs []*Completed) error {
 	return nil
 }
 
+// DiscardDeferred discards the deferred shared streams no retained checkpoint references.
+// The runner calls it when an attempt ended: no snapshot can reference them any more.
+func (s *Store) DiscardDeferred(ctx context.Context) error {
+	discard := unused(s.deferred, s.inUse())
+	s.deferred = nil
+	if len(discard) == 0 {
+		return nil
+	}
+	if err := s.access.DiscardState(ctx, discard); err != nil {
+		return fmt.Errorf("discard %d shared streams no retained checkpoint references: %w", len(discard), err)
+	}
+	return nil
+}
+
 // inUse returns the shared refs that must not be discarded now: those of retained
 // checkpoints and protected ones.
 func (s *Store) inUse() map[string]bool {

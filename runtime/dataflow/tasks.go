@@ -236,6 +236,11 @@ func all(a, b []bool) bool {
 // input: the synchronous snapshot and the sink's pre-commit here, the upload in the
 // background while processing goes on.
 func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
+	// Pass on completions first, so an incremental backend builds on the newest completed
+	// checkpoint and never references files the runner is about to discard.
+	if err := t.commit(ctx); err != nil {
+		return err
+	}
 	var snap sdk.Snapshot
 	var snapErr error
 	if t.kb != nil {

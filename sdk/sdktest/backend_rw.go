@@ -24,7 +24,7 @@ func keyedCreateChecks(t *testing.T, factory BackendFactory) {
 			models[i] = make(model)
 			for j := 0; j < 2000; j++ {
 				g := p.KeyGroups.Start + j%(p.KeyGroups.End-p.KeyGroups.Start)
-				models[i][string(numberedKey(g, j))] = []byte(fmt.Sprintf("subtask-%d-%d", i, j))
+				models[i].set(string(numberedKey(g, j)), []byte(fmt.Sprintf("subtask-%d-%d", i, j)))
 			}
 		}
 		for i := range kbs {

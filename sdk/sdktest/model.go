@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
+	"sync"
 
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -19,11 +22,63 @@ func numberedKey(g int, i int) []byte {
 	return binary.BigEndian.AppendUint64(sdk.KeyGroupPrefix(g), uint64(i))
 }
 
-// model is the expected content of a keyed backend.
+// model is the expected content of a keyed backend. Change it only through apply and set,
+// which keep the cache of its sorted pairs right.
 type model map[string][]byte
+
+// sortedCache holds the sorted pairs of the model sorted last, so that checks that read a
+// large model in order several times (every key group, then every key) sort it once. It
+// keeps the model itself, so its identity cannot be reused by another map.
+var sortedCache struct {
+	mu  sync.Mutex
+	m   model
+	n   int
+	kvs []sdk.KV
+}
+
+// same reports whether a and b are the same map.
+func same(a, b model) bool {
+	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// invalidate drops the cached sorted pairs of m.
+func (m model) invalidate() {
+	sortedCache.mu.Lock()
+	defer sortedCache.mu.Unlock()
+	if same(sortedCache.m, m) {
+		sortedCache.m, sortedCache.kvs = nil, nil
+	}
+}
+
+// set sets key k to v.
+func (m model) set(k string, v []byte) {
+	m.invalidate()
+	m[k] = v
+}
+
+// all returns m's pairs in key order, from the cache when m did not change since.
+func (m model) all() []sdk.KV {
+	sortedCache.mu.Lock()
+	defer sortedCache.mu.Unlock()
+	if same(sortedCache.m, m) && sortedCache.n == len(m) {
+		return sortedCache.kvs
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	kvs := make([]sdk.KV, len(keys))
+	for i, k := range keys {
+		kvs[i] = sdk.KV{Key: []byte(k), Value: m[k]}
+	}
+	sortedCache.m, sortedCache.n, sortedCache.kvs = m, len(m), kvs
+	return kvs
+}
 
 // apply applies mutations in order, as Write promises to.
 func (m model) apply(muts []sdk.Mutation) {
+	m.invalidate()
 	for _, mu := range muts {
 		if mu.Delete {
 			delete(m, string(mu.Key))
@@ -56,18 +111,10 @@ func (m model) within(r sdk.KeyGroupRange) model {
 	return c
 }
 
-// sorted returns m's pairs with start <= key < end (nil end: no bound) in key order.
+// sorted returns m's pairs with start <= key < end (nil end: no bound) in key order. The
+// result shares the cache: read it, never change it.
 func (m model) sorted(start, end []byte) []sdk.KV {
-	out := make([]sdk.KV, 0, len(m))
-	for k, v := range m {
-		kb := []byte(k)
-		if bytes.Compare(kb, start) < 0 || (end != nil && bytes.Compare(kb, end) >= 0) {
-			continue
-		}
-		out = append(out, sdk.KV{Key: kb, Value: v})
-	}
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i].Key, out[j].Key) < 0 })
-	return out
+	return between(m.all(), start, end)
 }
 
 // between returns the pairs of sorted kvs with start <= key < end (nil end: no bound).
@@ -77,7 +124,8 @@ func between(kvs []sdk.KV, start, end []byte) []sdk.KV {
 	if end != nil {
 		j = sort.Search(len(kvs), func(i int) bool { return bytes.Compare(kvs[i].Key, end) >= 0 })
 	}
-	return kvs[i:max(i, j)]
+	j = max(i, j)
+	return kvs[i:j:j]
 }
 
 // keys returns m's keys in order.

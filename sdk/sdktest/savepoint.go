@@ -17,9 +17,9 @@ func canonicalFixture() model {
 	m := make(model)
 	for g := 0; g < defaultMaxParallelism; g++ {
 		for i := 0; i < 20; i++ {
-			m[string(numberedKey(g, i))] = []byte(fmt.Sprintf("canonical-%d-%d", g, i))
+			m.set(string(numberedKey(g, i)), []byte(fmt.Sprintf("canonical-%d-%d", g, i)))
 		}
-		m[string(stateKey(g, "empty"))] = []byte{}
+		m.set(string(stateKey(g, "empty")), []byte{})
 	}
 	return m
 }
@@ -74,7 +74,7 @@ func readCanonical(t *testing.T, streams *MemoryStreams, handles []sdk.KeyedStat
 				if _, dup := m[string(k)]; dup {
 					t.Errorf("savepoint stores key %x twice", k)
 				}
-				m[string(k)] = v
+				m.set(string(k), v)
 			}
 			rc.Close()
 		}

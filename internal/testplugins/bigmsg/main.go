@@ -1,11 +1,12 @@
-// Command bigmsg is a hostile state backend: every Get answers with a value of 8 MiB, so
-// each reply is larger than gRPC lets the runner receive. The runner must fail the job with
-// a clear error instead of crashing or buffering without bound.
+// Command bigmsg is a hostile state backend: the first Get of each keyed backend answers
+// with a value of 8 MiB (twice gRPC's default message limit) where the runner expects a
+// few bytes. The runner must fail the job with a clear error instead of crashing.
 package main
 
 import (
 	"bytes"
 	"context"
+	"sync/atomic"
 
 	"github.com/flowstate/flowstate/internal/testplugins/memstore"
 	"github.com/flowstate/flowstate/sdk"
@@ -35,13 +36,18 @@ func (b *backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	return &keyed{KeyedStateBackend: kb}, nil
 }
 
-type keyed struct{ sdk.KeyedStateBackend }
+type keyed struct {
+	sdk.KeyedStateBackend
+	sent atomic.Bool
+}
 
-// Get implements sdk.KeyedStateBackend with oversized values.
-func (k *keyed) Get(_ context.Context, keys [][]byte) ([][]byte, error) {
-	out := make([][]byte, len(keys))
-	if len(out) > 0 {
-		out[0] = bytes.Repeat([]byte{'x'}, valueSize) // one is enough to break the limit
+// Get implements sdk.KeyedStateBackend with one oversized value, once: the client asks
+// again for the keys a reply left out, so sending it every time would only be slow.
+func (k *keyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	if len(keys) == 0 || k.sent.Swap(true) {
+		return k.KeyedStateBackend.Get(ctx, keys)
 	}
+	out := make([][]byte, len(keys))
+	out[0] = bytes.Repeat([]byte{'x'}, valueSize)
 	return out, nil
 }

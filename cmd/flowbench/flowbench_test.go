@@ -1,0 +1,188 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowstate/flowstate/internal/testbin"
+)
+
+func TestPercentileNearestRank(t *testing.T) {
+	xs := []float64{5, 1, 4, 2, 3}
+	for _, c := range []struct{ p, want float64 }{{0, 1}, {20, 1}, {50, 3}, {99, 5}, {100, 5}} {
+		if got := percentile(xs, c.p); got != c.want {
+			t.Errorf("percentile(%v, %v) = %v, want %v", xs, c.p, got, c.want)
+		}
+	}
+	if !math.IsNaN(median(nil)) {
+		t.Error("median of nothing is a number")
+	}
+	if xs[0] != 5 {
+		t.Error("percentile sorted its argument")
+	}
+}
+
+func TestTargetVerdicts(t *testing.T) {
+	if v := atLeast(0.6, 0.5, "").verdict(); v != "PASS" {
+		t.Errorf("0.6 >= 0.5: %s", v)
+	}
+	if v := atLeast(0.4, 0.5, "").verdict(); v != "MISS" {
+		t.Errorf("0.4 >= 0.5: %s", v)
+	}
+	if v := atMost(51, 50, "").verdict(); v != "MISS" {
+		t.Errorf("51 <= 50: %s", v)
+	}
+	if v := atLeast(math.NaN(), 0.5, "").verdict(); v != "PENDING" {
+		t.Errorf("no figure: %s", v)
+	}
+}
+
+func TestPermSourceVisitsEveryKeyOncePerRound(t *testing.T) {
+	const keys, p = 1000, 3
+	seen := map[uint64]int{}
+	for s := 0; s < p; s++ {
+		r, err := permSource{records: 2 * keys, keys: keys}.Open(context.Background(), s, p, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for {
+			err := r.Read(context.Background(), 100, func(rec any) { seen[rec.(event).key]++ })
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(seen) != keys {
+		t.Fatalf("%d distinct keys, want %d", len(seen), keys)
+	}
+	for k, n := range seen {
+		if n != 2 {
+			t.Fatalf("key %d seen %d times in 2 rounds", k, n)
+		}
+	}
+}
+
+func TestPermSourceResumesAtPosition(t *testing.T) {
+	src := permSource{records: 50, keys: 7}
+	r, _ := src.Open(context.Background(), 1, 2, nil)
+	var first []event
+	_ = r.Read(context.Background(), 5, func(rec any) { first = append(first, rec.(event)) })
+	pos, _ := r.Position()
+	var rest, again []event
+	_ = r.Read(context.Background(), 5, func(rec any) { rest = append(rest, rec.(event)) })
+	r2, err := src.Open(context.Background(), 1, 2, pos)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = r2.Read(context.Background(), 5, func(rec any) { again = append(again, rec.(event)) })
+	if len(rest) != 5 || len(again) != 5 {
+		t.Fatalf("read %d and %d events after the position, want 5", len(rest), len(again))
+	}
+	for i := range rest {
+		if rest[i] != again[i] {
+			t.Fatalf("replay from the position differs at %d: %v vs %v", i, rest[i], again[i])
+		}
+	}
+}
+
+func TestWriteReportKeepsTextOutsideMarkers(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.md")
+	old := "# Performance\n\nhand-written intro\n\n" + beginMarker + "\nstale figures\n" + endMarker + "\n\n## Profiling notes\n\nkept\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := &report{machine: machine{CPUs: 2}, started: time.Now(), failures: map[string]error{}}
+	if err := writeReport(path, rep); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	got := string(b)
+	for _, want := range []string{"hand-written intro", "## Profiling notes\n\nkept", "**Machine:** 2 CPUs", beginMarker, endMarker} {
+		if !strings.Contains(got, want) {
+			t.Errorf("report lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "stale figures") {
+		t.Errorf("the old generated part survived:\n%s", got)
+	}
+	if strings.Count(got, beginMarker) != 1 {
+		t.Errorf("markers duplicated:\n%s", got)
+	}
+}
+
+// TestQuickRunMeasuresEveryFigure runs every phase on tiny sizes against the real plugin
+// binaries and the runner, and checks what the figures must satisfy whatever the speed.
+func TestQuickRunMeasuresEveryFigure(t *testing.T) {
+	s := quickSettings()
+	s.PluginDir, s.Runner, s.Work = testbin.PluginDir(t), testbin.Runner(t), t.TempDir()
+	s.Rounds, s.StartupRounds = 1, 1
+	var progress bytes.Buffer
+	b := &bench{s: s, start: time.Now(), log: &progress}
+	want := map[string]bool{}
+	for _, p := range phases {
+		want[p] = true
+	}
+	rep := b.runPhases(context.Background(), want)
+	for name, err := range rep.failures {
+		t.Errorf("phase %s: %v", name, err)
+	}
+	if t.Failed() {
+		t.Fatalf("progress:\n%s", progress.String())
+	}
+	if len(rep.throughput) != 2 {
+		t.Fatalf("%d throughput results, want hashmap and leveldb", len(rep.throughput))
+	}
+	for _, tr := range rep.throughput {
+		for _, m := range modes {
+			st := tr.runs[m].stats
+			if st.Records != s.AggRecords {
+				t.Errorf("%s %s processed %d records, want %d", tr.backend, m, st.Records, s.AggRecords)
+			}
+			if calls := float64(st.GetCalls+st.WriteCalls) / float64(st.Records); calls > 0.01 {
+				t.Errorf("%s %s made %.4f state calls per record", tr.backend, m, calls)
+			}
+			if st.BytesSent == 0 || tr.runs[m].cpuPerRec[0] <= 0 {
+				t.Errorf("%s %s: no bytes sent (%d) or no CPU time (%v)", tr.backend, m, st.BytesSent, tr.runs[m].cpuPerRec)
+			}
+		}
+	}
+	if rep.io == nil || rep.io.size < s.StateBytes*9/10 || len(rep.io.restore[plugin]) != 1 || len(rep.io.restore[inProcess]) != 1 {
+		t.Fatalf("checkpoint I/O: %+v", rep.io)
+	}
+	if p := rep.pause; p == nil || len(p.pauses) < 2*len(p.ckpts) || len(p.ckpts) < 2 || p.records == 0 {
+		t.Fatalf("pause: %+v", rep.pause)
+	}
+	if len(rep.scale) != len(s.ScaleKeys) {
+		t.Fatalf("scale: %d points, want %d", len(rep.scale), len(s.ScaleKeys))
+	}
+	for _, sp := range rep.scale {
+		if sp.size[plugin] != sp.size[inProcess] || sp.size[plugin] == 0 {
+			t.Errorf("scale %d keys: checkpoint sizes differ between plugin (%d) and in-process (%d)", sp.keys, sp.size[plugin], sp.size[inProcess])
+		}
+	}
+	if x := rep.incr; x == nil || (x.pending == "" && (x.full == 0 || x.incr >= x.full)) {
+		t.Fatalf("incremental: %+v", rep.incr)
+	}
+	for _, st := range rep.startup {
+		if len(st.samples) != 1 || st.samples[0] <= 0 {
+			t.Errorf("start-up %s: %v", st.backend, st.samples)
+		}
+	}
+	var md bytes.Buffer
+	rep.render(&md)
+	for _, want := range []string{"### Targets", "### 1-2.", "### 3-4.", "#### Synchronous snapshot pause", "### 5. Scale", "#### Incremental", "### 6. Start-up"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report lacks section %q", want)
+		}
+	}
+}
