@@ -21,14 +21,13 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 	}
 	// Send errors show up as the error of the next Recv.
 	_ = st.Send(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Start{Start: &pb.RestoreStart{BackendId: id, Handles: keyedHandlesToProto(handles)}}})
-	readers := map[uint64]io.ReadCloser{}
+	readers := map[uint64]*aheadReader{}
 	defer func() {
-		for _, rc := range readers {
-			_ = rc.Close()
+		for _, r := range readers {
+			r.close()
 		}
 	}()
 	reply := func(m *pb.RestoreHostMessage) { _ = st.Send(m) }
-	var buf []byte
 	for {
 		m, err := st.Recv()
 		if errors.Is(err, io.EOF) {
@@ -47,29 +46,24 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 				rc, err = state.Open(ctx, streamHandleFromProto(x.Open.Handle))
 			}
 			if err == nil {
-				readers[rid] = rc
+				readers[rid] = readAhead(ctx, rc)
 			}
 			reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Opened{Opened: &pb.ReadOpened{ReadId: rid, Error: errorToProto(err)}}})
 		case *pb.RestorePluginMessage_Next:
 			rid := x.Next.ReadId
 			d := &pb.ReadData{ReadId: rid}
-			if rc := readers[rid]; rc == nil {
+			if r := readers[rid]; r == nil {
 				d.Error = errorToProto(fmt.Errorf("state read %d is not open: %w", rid, ErrInvalidArgument))
+			} else if c, ok := <-r.chunks; !ok {
+				d.Eof = true
 			} else {
-				if buf == nil {
-					buf = make([]byte, wire.ChunkSize)
-				}
-				n, err := io.ReadFull(rc, buf)
-				if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-					d.Eof, err = true, nil
-				}
-				d.Data, d.Error = buf[:n], errorToProto(err)
+				d.Data, d.Eof, d.Error = c.data, c.eof, errorToProto(c.err)
 			}
 			reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Data{Data: d}})
 		case *pb.RestorePluginMessage_Close:
-			if rc := readers[x.Close.ReadId]; rc != nil {
-				_ = rc.Close()
+			if r := readers[x.Close.ReadId]; r != nil {
 				delete(readers, x.Close.ReadId)
+				r.close()
 			}
 		case *pb.RestorePluginMessage_Done:
 			_ = st.CloseSend()
@@ -81,4 +75,57 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 			return errorFromProto(x.Done.Error)
 		}
 	}
+}
+
+// readAheadChunks is how many chunks a restore reads ahead of the plugin per handle, so
+// reading from the storage overlaps sending to the plugin and the plugin's own work.
+const readAheadChunks = 4
+
+// readChunk is one chunk read ahead.
+type readChunk struct {
+	data []byte
+	eof  bool
+	err  error
+}
+
+// aheadReader is a handle being read ahead for the plugin.
+type aheadReader struct {
+	rc     io.ReadCloser
+	chunks <-chan readChunk
+	stop   context.CancelFunc
+}
+
+// readAhead reads rc in chunks of wire.ChunkSize into a channel, readAheadChunks deep,
+// until the end, an error, or ctx is done; it closes the channel when it stops.
+func readAhead(ctx context.Context, rc io.ReadCloser) *aheadReader {
+	ctx, stop := context.WithCancel(ctx)
+	ch := make(chan readChunk, readAheadChunks)
+	go func() {
+		defer close(ch)
+		for {
+			buf := make([]byte, wire.ChunkSize)
+			n, err := io.ReadFull(rc, buf)
+			c := readChunk{data: buf[:n], err: err}
+			if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				c.eof, c.err = true, nil
+			}
+			select {
+			case ch <- c:
+			case <-ctx.Done():
+				return
+			}
+			if c.eof || c.err != nil {
+				return
+			}
+		}
+	}()
+	return &aheadReader{rc: rc, chunks: ch, stop: stop}
+}
+
+// close stops reading ahead, waits for the reading goroutine, and closes the reader.
+func (r *aheadReader) close() {
+	r.stop()
+	for range r.chunks {
+	}
+	_ = r.rc.Close()
 }

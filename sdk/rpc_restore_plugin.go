@@ -25,7 +25,7 @@ func (s *backendServer) Restore(st pb.StateBackend_RestoreServer) error {
 	if err != nil {
 		return err
 	}
-	hr := &hostReader{st: st, waiting: map[uint64]chan *pb.ReadData{}, opening: map[uint64]chan *pb.ReadOpened{}, done: make(chan struct{})}
+	hr := &hostReader{st: st, waiting: map[uint64][]chan *pb.ReadData{}, opening: map[uint64]chan *pb.ReadOpened{}, done: make(chan struct{})}
 	go hr.receive()
 	rerr := kb.Restore(st.Context(), keyedHandlesFromProto(start.Handles), hr)
 	if err := hr.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Done{Done: &pb.RestoreDone{Error: errorToProto(rerr)}}}); err != nil {
@@ -44,7 +44,7 @@ type hostReader struct {
 	mu      sync.Mutex
 	nextID  uint64
 	opening map[uint64]chan *pb.ReadOpened
-	waiting map[uint64]chan *pb.ReadData
+	waiting map[uint64][]chan *pb.ReadData // per read, the requests in the order sent
 	done    chan struct{} // closed when receive ends
 	endErr  error
 }
@@ -79,9 +79,17 @@ func (h *hostReader) receive() {
 				ch <- x.Opened
 			}
 		case *pb.RestoreHostMessage_Data:
+			// The host answers a read's requests in order.
 			h.mu.Lock()
-			ch := h.waiting[x.Data.ReadId]
-			delete(h.waiting, x.Data.ReadId)
+			var ch chan *pb.ReadData
+			if q := h.waiting[x.Data.ReadId]; len(q) > 0 {
+				ch = q[0]
+				if len(q) == 1 {
+					delete(h.waiting, x.Data.ReadId)
+				} else {
+					h.waiting[x.Data.ReadId] = q[1:]
+				}
+			}
 			h.mu.Unlock()
 			if ch != nil {
 				ch <- x.Data
@@ -132,25 +140,32 @@ func (h *hostReader) Open(ctx context.Context, handle StreamStateHandle) (io.Rea
 func (h *hostReader) request(id uint64) (chan *pb.ReadData, error) {
 	ch := make(chan *pb.ReadData, 1)
 	h.mu.Lock()
-	h.waiting[id] = ch
+	h.waiting[id] = append(h.waiting[id], ch)
 	h.mu.Unlock()
 	if err := h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Next{Next: &pb.ReadNext{ReadId: id}}}); err != nil {
 		h.mu.Lock()
-		delete(h.waiting, id)
+		if q := h.waiting[id]; len(q) > 0 {
+			h.waiting[id] = q[:len(q)-1]
+		}
 		h.mu.Unlock()
 		return nil, err
 	}
 	return ch, nil
 }
 
-// remoteReader reads one handle's bytes from the host, one request ahead of its reader.
+// requestsAhead is how many chunk requests a reader keeps in flight, so the round trips to
+// the host overlap the backend's work on the chunks already here.
+const requestsAhead = 4
+
+// remoteReader reads one handle's bytes from the host, requestsAhead requests ahead of its
+// reader.
 type remoteReader struct {
 	h       *hostReader
 	id      uint64
 	buf     []byte
 	eof     bool
 	err     error
-	pending chan *pb.ReadData
+	pending []chan *pb.ReadData // requests in flight, oldest first
 	closed  bool
 }
 
@@ -172,33 +187,30 @@ func (r *remoteReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// fetch waits for the next chunk and asks for the one after it.
+// fetch waits for the next chunk and keeps requestsAhead requests in flight.
 func (r *remoteReader) fetch() {
-	if r.pending == nil {
+	for len(r.pending) < requestsAhead {
 		ch, err := r.h.request(r.id)
 		if err != nil {
-			r.err = err
-			return
+			if len(r.pending) == 0 {
+				r.err = err
+				return
+			}
+			break
 		}
-		r.pending = ch
+		r.pending = append(r.pending, ch)
 	}
+	next := r.pending[0]
+	r.pending = r.pending[1:]
 	select {
-	case d := <-r.pending:
-		r.pending = nil
+	case d := <-next:
 		r.buf, r.eof, r.err = d.Data, d.Eof, errorFromProto(d.Error)
 	case <-r.h.done:
 		select {
-		case d := <-r.pending:
-			r.pending = nil
+		case d := <-next:
 			r.buf, r.eof, r.err = d.Data, d.Eof, errorFromProto(d.Error)
 		default:
 			r.err = fmt.Errorf("state read %d: %w", r.id, r.h.ended())
-			return
-		}
-	}
-	if !r.eof && r.err == nil {
-		if ch, err := r.h.request(r.id); err == nil {
-			r.pending = ch
 		}
 	}
 }

@@ -135,7 +135,7 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 	})
 	step("checkpoint", func() (err error) { rep.io, err = b.checkpointIO(ctx, b.deadline(0.48)); return })
 	step("pause", func() (err error) { rep.pause, err = b.pauses(ctx); return })
-	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, "hashmap", b.deadline(0.90)); return })
+	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, "hashmap", b.deadline(1.0)); return })
 	step("incremental", func() (err error) { rep.incr, err = b.incremental(ctx); return })
 	step("startup", func() (err error) { rep.startup, err = b.startup(ctx, b.deadline(0.97)); return })
 	rep.elapsed = time.Since(b.start)

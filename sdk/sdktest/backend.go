@@ -45,16 +45,18 @@ func fullParams(operator string) sdk.KeyedBackendParams {
 	}
 }
 
-// subtaskParams are the parameters of subtask i of n, owning an even share of key groups.
-func subtaskParams(operator string, i, n int) sdk.KeyedBackendParams {
+// Params returns the parameters of subtask i of n of operator in job "sdktest", with 128 key
+// groups split evenly between the subtasks, as the kit's own checks use them.
+func Params(operator string, i, n int) sdk.KeyedBackendParams {
 	p := fullParams(operator)
 	p.Subtask, p.Parallelism = i, n
 	p.KeyGroups = sdk.KeyGroupRange{Start: i * defaultMaxParallelism / n, End: (i + 1) * defaultMaxParallelism / n}
 	return p
 }
 
-// openKeyed creates a keyed backend and closes it when t ends.
-func openKeyed(t *testing.T, sb sdk.StateBackend, p sdk.KeyedBackendParams) sdk.KeyedStateBackend {
+// OpenKeyed creates a keyed backend of sb and closes it when t ends; it fails t when
+// CreateKeyedStateBackend fails or Close returns an error.
+func OpenKeyed(t testing.TB, sb sdk.StateBackend, p sdk.KeyedBackendParams) sdk.KeyedStateBackend {
 	t.Helper()
 	kb, err := sb.CreateKeyedStateBackend(context.Background(), p)
 	if err != nil {
@@ -71,20 +73,20 @@ func openKeyed(t *testing.T, sb sdk.StateBackend, p sdk.KeyedBackendParams) sdk.
 	return kb
 }
 
-// mustWrite applies muts to kb and to m.
-func mustWrite(t *testing.T, kb sdk.KeyedStateBackend, m model, muts []sdk.Mutation) {
+// MustWrite applies muts to kb, failing t on an error, and to m unless m is nil.
+func MustWrite(t testing.TB, kb sdk.KeyedStateBackend, m Model, muts []sdk.Mutation) {
 	t.Helper()
 	if err := kb.Write(context.Background(), muts); err != nil {
 		t.Fatalf("Write of %d mutations: %v", len(muts), err)
 	}
 	if m != nil {
-		m.apply(muts)
+		m.Apply(muts)
 	}
 }
 
 // scanAll reads [start, end) page by page with the given limit, checking every page
 // against the Scan contract: at most limit pairs, in range, strictly ascending.
-func scanAll(t *testing.T, kb sdk.KeyedStateBackend, start, end []byte, limit int) []sdk.KV {
+func scanAll(t testing.TB, kb sdk.KeyedStateBackend, start, end []byte, limit int) []sdk.KV {
 	t.Helper()
 	var out []sdk.KV
 	from := start
@@ -118,12 +120,13 @@ func scanAll(t *testing.T, kb sdk.KeyedStateBackend, start, end []byte, limit in
 	}
 }
 
-// checkContents verifies that kb holds exactly m, by a full Scan and by a batched Get.
-func checkContents(t *testing.T, kb sdk.KeyedStateBackend, m model) {
+// CheckContents verifies that kb holds exactly m, by a Scan of every key group (and of the
+// keys after the last one) and by a batched Get of every key of m.
+func CheckContents(t testing.TB, kb sdk.KeyedStateBackend, m Model) {
 	t.Helper()
 	// Scan key group by key group, as the runner does; a scan across key groups is
 	// checked on a small state by the Scan subtests.
-	all := m.sorted(nil, nil)
+	all := m.sorted(nil, nil) // sorted once: the state may be large
 	for g := 0; g <= defaultMaxParallelism; g++ {
 		start, end := sdk.KeyGroupPrefix(g), sdk.KeyGroupPrefix(g+1)
 		if g == defaultMaxParallelism {
@@ -133,7 +136,7 @@ func checkContents(t *testing.T, kb sdk.KeyedStateBackend, m model) {
 			t.Fatalf("Scan of key group %d differs from the expected state: %s", g, d)
 		}
 	}
-	keys := m.keys()
+	keys := keysOf(all)
 	if len(keys) == 0 {
 		return
 	}
@@ -155,23 +158,24 @@ func checkContents(t *testing.T, kb sdk.KeyedStateBackend, m model) {
 	}
 }
 
-// fill writes n numbered keys spread over key groups r, with values tagged by version, in
-// batches of at most 10,000 mutations.
-func fill(t *testing.T, kb sdk.KeyedStateBackend, m model, r sdk.KeyGroupRange, n int, version string) {
+// Fill writes NumberedKey(r.Start+i%(r.End-r.Start), i) for i in [0, n), with values
+// version + ":" + the key's suffix, to kb and to m (unless m is nil), in batches of at most
+// 10,000 mutations.
+func Fill(t testing.TB, kb sdk.KeyedStateBackend, m Model, r sdk.KeyGroupRange, n int, version string) {
 	t.Helper()
 	const batch = 10000
 	muts := make([]sdk.Mutation, 0, batch)
 	width := r.End - r.Start
 	for i := 0; i < n; i++ {
 		g := r.Start + i%width
-		k := numberedKey(g, i)
+		k := NumberedKey(g, i)
 		muts = append(muts, sdk.Mutation{Key: k, Value: []byte(version + ":" + string(k[2:]))})
 		if len(muts) == batch {
-			mustWrite(t, kb, m, muts)
+			MustWrite(t, kb, m, muts)
 			muts = muts[:0]
 		}
 	}
 	if len(muts) > 0 {
-		mustWrite(t, kb, m, muts)
+		MustWrite(t, kb, m, muts)
 	}
 }

@@ -15,6 +15,9 @@ func TestKitCatchesBrokenPlugins(t *testing.T) {
 		{"scan-limit", "^TestRefBackend$/^Scan$", "TestRefBackend/Scan/LimitIsHonoured"},
 		{"absent-empty", "^TestRefBackend$/^Get$", "TestRefBackend/Get/AbsentIsNilPresentEmptyIsNonNil"},
 		{"snapshot-live", "^TestRefBackend$/^Snapshot$", "TestRefBackend/Snapshot/WritesAfterSnapshotDoNotShow/RestoredStateIsTheFrozenView"},
+		{"get-shares", "^TestRefBackend$/^Get$", "TestRefBackend/Get/ReturnedValuesAreCopies"},
+		{"closed-works", "^TestRefBackend$/^Close$", "TestRefBackend/Close/CallsAfterCloseFail"},
+		{"range-unchecked", "^TestRefBackend$/^CreateKeyedStateBackend$", "TestRefBackend/CreateKeyedStateBackend/InvalidKeyGroupRangeIsInvalidArgument"},
 		{"dispose-keeps", "^TestRefStorage$/^savepoint-dir=$/^Dispose$", "TestRefStorage/savepoint-dir=/Dispose/DisposeCheckpoint/PointerNoLongerResolves"},
 	}
 	for _, c := range cases {

@@ -4,105 +4,50 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"reflect"
+	"maps"
 	"slices"
 	"sort"
-	"sync"
 
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// stateKey builds a state key of key group g: its 2-byte prefix followed by suffix.
-func stateKey(g int, suffix string) []byte {
+// StateKey returns a state key of key group g: its 2-byte prefix followed by suffix.
+func StateKey(g int, suffix string) []byte {
 	return append(sdk.KeyGroupPrefix(g), suffix...)
 }
 
-// numberedKey returns key i of key group g; numbered keys of one group sort by i.
-func numberedKey(g int, i int) []byte {
+// NumberedKey returns key i of key group g, as Fill writes it: the key group prefix and i
+// as a big-endian uint64, so that the numbered keys of one key group sort by i.
+func NumberedKey(g int, i int) []byte {
 	return binary.BigEndian.AppendUint64(sdk.KeyGroupPrefix(g), uint64(i))
 }
 
-// model is the expected content of a keyed backend. Change it only through apply and set,
-// which keep the cache of its sorted pairs right.
-type model map[string][]byte
+// Model is the expected content of a keyed backend: each present key, as a string, and its
+// value. MustWrite and Fill keep it in step with the backend; CheckContents compares them.
+type Model map[string][]byte
 
-// sortedCache holds the sorted pairs of the model sorted last, so that checks that read a
-// large model in order several times (every key group, then every key) sort it once. It
-// keeps the model itself, so its identity cannot be reused by another map.
-var sortedCache struct {
-	mu  sync.Mutex
-	m   model
-	n   int
-	kvs []sdk.KV
-}
-
-// same reports whether a and b are the same map.
-func same(a, b model) bool {
-	return a != nil && b != nil && reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
-}
-
-// invalidate drops the cached sorted pairs of m.
-func (m model) invalidate() {
-	sortedCache.mu.Lock()
-	defer sortedCache.mu.Unlock()
-	if same(sortedCache.m, m) {
-		sortedCache.m, sortedCache.kvs = nil, nil
-	}
-}
-
-// set sets key k to v.
-func (m model) set(k string, v []byte) {
-	m.invalidate()
-	m[k] = v
-}
-
-// all returns m's pairs in key order, from the cache when m did not change since.
-func (m model) all() []sdk.KV {
-	sortedCache.mu.Lock()
-	defer sortedCache.mu.Unlock()
-	if same(sortedCache.m, m) && sortedCache.n == len(m) {
-		return sortedCache.kvs
-	}
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	kvs := make([]sdk.KV, len(keys))
-	for i, k := range keys {
-		kvs[i] = sdk.KV{Key: []byte(k), Value: m[k]}
-	}
-	sortedCache.m, sortedCache.n, sortedCache.kvs = m, len(m), kvs
-	return kvs
-}
-
-// apply applies mutations in order, as Write promises to.
-func (m model) apply(muts []sdk.Mutation) {
-	m.invalidate()
+// Apply applies mutations in order, as KeyedStateBackend.Write promises to; a written nil
+// value becomes a present empty one.
+func (m Model) Apply(muts []sdk.Mutation) {
 	for _, mu := range muts {
 		if mu.Delete {
 			delete(m, string(mu.Key))
-		} else {
-			m[string(mu.Key)] = bytes.Clone(mu.Value)
-			if m[string(mu.Key)] == nil {
-				m[string(mu.Key)] = []byte{}
-			}
+			continue
 		}
+		v := bytes.Clone(mu.Value)
+		if v == nil {
+			v = []byte{}
+		}
+		m[string(mu.Key)] = v
 	}
 }
 
-// clone copies m.
-func (m model) clone() model {
-	c := make(model, len(m))
-	for k, v := range m {
-		c[k] = v
-	}
-	return c
-}
+// Clone returns a copy of m that later changes of m do not affect.
+func (m Model) Clone() Model { return maps.Clone(m) }
 
-// within returns the part of m in key groups r.
-func (m model) within(r sdk.KeyGroupRange) model {
-	c := make(model)
+// Within returns the part of m in key groups r.
+func (m Model) Within(r sdk.KeyGroupRange) Model {
+	c := make(Model)
 	for k, v := range m {
 		if r.Contains(sdk.KeyGroupOf([]byte(k))) {
 			c[k] = v
@@ -111,10 +56,14 @@ func (m model) within(r sdk.KeyGroupRange) model {
 	return c
 }
 
-// sorted returns m's pairs with start <= key < end (nil end: no bound) in key order. The
-// result shares the cache: read it, never change it.
-func (m model) sorted(start, end []byte) []sdk.KV {
-	return between(m.all(), start, end)
+// sorted returns m's pairs with start <= key < end (nil end: no bound) in key order.
+func (m Model) sorted(start, end []byte) []sdk.KV {
+	keys := slices.Sorted(maps.Keys(m))
+	kvs := make([]sdk.KV, len(keys))
+	for i, k := range keys {
+		kvs[i] = sdk.KV{Key: []byte(k), Value: m[k]}
+	}
+	return between(kvs, start, end)
 }
 
 // between returns the pairs of sorted kvs with start <= key < end (nil end: no bound).
@@ -128,15 +77,17 @@ func between(kvs []sdk.KV, start, end []byte) []sdk.KV {
 	return kvs[i:j:j]
 }
 
-// keys returns m's keys in order.
-func (m model) keys() [][]byte {
-	kvs := m.sorted(nil, nil)
+// keysOf returns the keys of kvs.
+func keysOf(kvs []sdk.KV) [][]byte {
 	out := make([][]byte, len(kvs))
 	for i, kv := range kvs {
 		out[i] = kv.Key
 	}
 	return out
 }
+
+// keys returns m's keys in order.
+func (m Model) keys() [][]byte { return keysOf(m.sorted(nil, nil)) }
 
 // diffKVs describes the first difference between got and want, or returns "".
 func diffKVs(got, want []sdk.KV) string {

@@ -3,6 +3,7 @@ package sdktest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,23 +30,44 @@ func (refBackend) PluginInfo() sdk.PluginInfo {
 func (refBackend) Configure(ctx context.Context, opts sdk.Options) error { return opts.CheckKnown() }
 
 func (refBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
+	if brokenMode != "range-unchecked" && (p.KeyGroups.Start < 0 || p.KeyGroups.End <= p.KeyGroups.Start) {
+		return nil, fmt.Errorf("sdktest-ref: key groups %s: %w", p.KeyGroups, sdk.ErrInvalidArgument)
+	}
 	return &refKeyed{p: p, data: make(map[string][]byte)}, nil
 }
+
+// errRefClosed is returned by calls on a closed reference keyed backend.
+var errRefClosed = errors.New("sdktest-ref: keyed backend is closed")
 
 type refKeyed struct {
 	p      sdk.KeyedBackendParams
 	mu     sync.Mutex
 	data   map[string][]byte
 	sorted []string // nil when stale
+	closed bool
+}
+
+// check fails once the backend is closed; k.mu is held.
+func (k *refKeyed) check() error {
+	if k.closed && brokenMode != "closed-works" {
+		return errRefClosed
+	}
+	return nil
 }
 
 func (k *refKeyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err := k.check(); err != nil {
+		return nil, err
+	}
 	out := make([][]byte, len(keys))
 	for i, key := range keys {
 		if v, ok := k.data[string(key)]; ok {
 			out[i] = bytes.Clone(v)
+			if brokenMode == "get-shares" {
+				out[i] = v
+			}
 			if out[i] == nil {
 				out[i] = []byte{}
 			}
@@ -59,6 +81,9 @@ func (k *refKeyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
 func (k *refKeyed) Write(ctx context.Context, muts []sdk.Mutation) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err := k.check(); err != nil {
+		return err
+	}
 	for _, m := range muts {
 		if m.Delete {
 			delete(k.data, string(m.Key))
@@ -73,6 +98,9 @@ func (k *refKeyed) Write(ctx context.Context, muts []sdk.Mutation) error {
 func (k *refKeyed) Scan(ctx context.Context, start, end []byte, limit int) ([]sdk.KV, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err := k.check(); err != nil {
+		return nil, err
+	}
 	if k.sorted == nil {
 		k.sorted = make([]string, 0, len(k.data))
 		for key := range k.data {
@@ -101,6 +129,9 @@ func (k *refKeyed) Scan(ctx context.Context, start, end []byte, limit int) ([]sd
 func (k *refKeyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
+	if err := k.check(); err != nil {
+		return nil, err
+	}
 	view := k.data
 	if brokenMode != "snapshot-live" {
 		view = make(map[string][]byte, len(k.data))
@@ -117,6 +148,12 @@ type refSnapshot struct {
 }
 
 func (s *refSnapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactory) ([]sdk.KeyedStateHandle, error) {
+	s.k.mu.Lock()
+	err := s.k.check()
+	s.k.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
 	out, err := streams.CreateCheckpointStateOutputStream(ctx, sdk.ScopeExclusive)
 	if err != nil {
 		return nil, err
@@ -144,13 +181,19 @@ func (s *refSnapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFac
 func (s *refSnapshot) Release() { s.view = nil }
 
 func (k *refKeyed) Restore(ctx context.Context, handles []sdk.KeyedStateHandle, state sdk.StateReader) error {
+	k.mu.Lock()
+	err := k.check()
+	k.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	for _, h := range handles {
 		if h.Format != sdk.FormatCanonical {
-			return fmt.Errorf("reference backend: format %q: %w", h.Format, sdk.ErrUnsupported)
+			return fmt.Errorf("sdktest-ref: format %q: %w", h.Format, sdk.ErrUnsupported)
 		}
 		for _, f := range h.Files {
 			if err := k.restoreFile(ctx, f.Handle, state); err != nil {
-				return fmt.Errorf("reference backend: file %q: %w", f.Name, err)
+				return fmt.Errorf("sdktest-ref: file %q: %w", f.Name, err)
 			}
 		}
 	}
@@ -181,9 +224,24 @@ func (k *refKeyed) restoreFile(ctx context.Context, h sdk.StreamStateHandle, sta
 	}
 }
 
-func (k *refKeyed) NotifyCheckpointComplete(ctx context.Context, id int64) error { return nil }
-func (k *refKeyed) NotifyCheckpointAborted(ctx context.Context, id int64) error  { return nil }
-func (k *refKeyed) Close() error                                                 { return nil }
+func (k *refKeyed) NotifyCheckpointComplete(ctx context.Context, id int64) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.check()
+}
+
+func (k *refKeyed) NotifyCheckpointAborted(ctx context.Context, id int64) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.check()
+}
+
+func (k *refKeyed) Close() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.closed = true
+	return nil
+}
 
 func TestRefBackend(t *testing.T) {
 	StateBackend(t, func(t *testing.T) sdk.StateBackend { return refBackend{} })

@@ -13,20 +13,20 @@ import (
 )
 
 // canonicalFixture is state over every key group, empty values included.
-func canonicalFixture() model {
-	m := make(model)
+func canonicalFixture() Model {
+	m := make(Model)
 	for g := 0; g < defaultMaxParallelism; g++ {
 		for i := 0; i < 20; i++ {
-			m.set(string(numberedKey(g, i)), []byte(fmt.Sprintf("canonical-%d-%d", g, i)))
+			m[string(NumberedKey(g, i))] = []byte(fmt.Sprintf("canonical-%d-%d", g, i))
 		}
-		m.set(string(stateKey(g, "empty")), []byte{})
+		m[string(StateKey(g, "empty"))] = []byte{}
 	}
 	return m
 }
 
-// canonicalHandle writes m with sdk/kvstream, in descending key order (the format promises
-// no order), and returns a FormatCanonical handle for it.
-func canonicalHandle(t *testing.T, streams *MemoryStreams, r sdk.KeyGroupRange, m model) sdk.KeyedStateHandle {
+// canonicalBytes encodes m with sdk/kvstream, in descending key order (the format promises
+// no order).
+func canonicalBytes(t *testing.T, m Model) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w := kvstream.NewWriter(&buf)
@@ -39,18 +39,25 @@ func canonicalHandle(t *testing.T, streams *MemoryStreams, r sdk.KeyGroupRange, 
 	if err := w.Close(); err != nil {
 		t.Fatalf("kvstream Close: %v", err)
 	}
+	return buf.Bytes()
+}
+
+// canonicalHandle stores canonicalBytes of m in streams and returns a FormatCanonical
+// handle for key groups r.
+func canonicalHandle(t *testing.T, streams *MemoryStreams, r sdk.KeyGroupRange, m Model) sdk.KeyedStateHandle {
+	t.Helper()
 	return sdk.KeyedStateHandle{
 		KeyGroups: r,
 		Format:    sdk.FormatCanonical,
-		Files:     []sdk.NamedStateHandle{{Name: "state", Handle: streams.Put(sdk.ScopeExclusive, buf.Bytes())}},
+		Files:     []sdk.NamedStateHandle{{Name: "state", Handle: streams.Put(sdk.ScopeExclusive, canonicalBytes(t, m))}},
 	}
 }
 
 // readCanonical decodes every file of canonical handles, keeping the keys in each handle's
 // key groups, and fails on a key stored twice.
-func readCanonical(t *testing.T, streams *MemoryStreams, handles []sdk.KeyedStateHandle) model {
+func readCanonical(t *testing.T, streams *MemoryStreams, handles []sdk.KeyedStateHandle) Model {
 	t.Helper()
-	m := make(model)
+	m := make(Model)
 	for i, h := range handles {
 		for _, f := range h.Files {
 			rc, err := streams.Open(context.Background(), f.Handle)
@@ -74,7 +81,7 @@ func readCanonical(t *testing.T, streams *MemoryStreams, handles []sdk.KeyedStat
 				if _, dup := m[string(k)]; dup {
 					t.Errorf("savepoint stores key %x twice", k)
 				}
-				m.set(string(k), v)
+				m[string(k)] = v
 			}
 			rc.Close()
 		}
@@ -84,13 +91,13 @@ func readCanonical(t *testing.T, streams *MemoryStreams, handles []sdk.KeyedStat
 
 func savepointChecks(t *testing.T, factory BackendFactory) {
 	p := fullParams("savepoint")
-	kb := openKeyed(t, factory(t), p)
-	m := make(model)
-	fill(t, kb, m, p.KeyGroups, 5000, "v1")
-	mustWrite(t, kb, m, []sdk.Mutation{{Key: stateKey(9, "empty"), Value: []byte{}}})
+	kb := OpenKeyed(t, factory(t), p)
+	m := make(Model)
+	Fill(t, kb, m, p.KeyGroups, 5000, "v1")
+	MustWrite(t, kb, m, []sdk.Mutation{{Key: StateKey(9, "empty"), Value: []byte{}}})
 	streams := NewMemoryStreams()
 	opts := sdk.SnapshotOptions{CheckpointID: 3, Savepoint: true}
-	handles := takeSnapshot(t, kb, p, opts, streams)
+	handles := TakeSnapshot(t, kb, p, opts, streams)
 
 	t.Run("FormatIsCanonical", func(t *testing.T) {
 		if len(handles) == 0 {
@@ -122,31 +129,31 @@ func savepointChecks(t *testing.T, factory BackendFactory) {
 		}
 	})
 	t.Run("RestoresIntoFreshBackend", func(t *testing.T) {
-		checkContents(t, restoreFresh(t, factory, p, handles, streams), m)
+		CheckContents(t, restoreFresh(t, factory, p, handles, streams), m)
 	})
 	t.Run("RestoresRescaled", func(t *testing.T) {
-		q := subtaskParams("savepoint", 0, 2)
-		checkContents(t, restoreFresh(t, factory, q, handles, streams), m.within(q.KeyGroups))
+		q := Params("savepoint", 0, 2)
+		CheckContents(t, restoreFresh(t, factory, q, handles, streams), m.Within(q.KeyGroups))
 	})
 	t.Run("BackendKeepsWorkingAfterSavepoint", func(t *testing.T) {
 		churn(t, kb, m, p.KeyGroups, 100, "v2")
-		checkContents(t, kb, m)
+		CheckContents(t, kb, m)
 	})
 }
 
 func notifyChecks(t *testing.T, factory BackendFactory) {
 	t.Run("CompleteAndAbortedAccepted", func(t *testing.T) {
 		p := fullParams("notify")
-		kb := openKeyed(t, factory(t), p)
-		m := make(model)
-		fill(t, kb, m, p.KeyGroups, 500, "v1")
+		kb := OpenKeyed(t, factory(t), p)
+		m := make(Model)
+		Fill(t, kb, m, p.KeyGroups, 500, "v1")
 		ctx := context.Background()
 		streams := NewMemoryStreams()
-		takeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1}, streams)
+		TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1}, streams)
 		if err := kb.NotifyCheckpointComplete(ctx, 1); err != nil {
 			t.Fatalf("NotifyCheckpointComplete(1): %v", err)
 		}
-		takeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 2}, streams)
+		TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 2}, streams)
 		if err := kb.NotifyCheckpointAborted(ctx, 2); err != nil {
 			t.Fatalf("NotifyCheckpointAborted(2) after Write: %v", err)
 		}
@@ -155,55 +162,12 @@ func notifyChecks(t *testing.T, factory BackendFactory) {
 			t.Fatalf("NotifyCheckpointAborted(3) after Release without Write: %v", err)
 		}
 		churn(t, kb, m, p.KeyGroups, 50, "v2")
-		handles := takeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 4}, streams)
+		handles := TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 4}, streams)
 		if err := kb.NotifyCheckpointComplete(ctx, 4); err != nil {
 			t.Fatalf("NotifyCheckpointComplete(4): %v", err)
 		}
-		checkContents(t, kb, m)
-		checkContents(t, restoreFresh(t, factory, p, handles, streams), m)
-	})
-}
-
-func closeChecks(t *testing.T, factory BackendFactory) {
-	t.Run("CloseReturnsNil", func(t *testing.T) {
-		sb := factory(t)
-		kb, err := sb.CreateKeyedStateBackend(context.Background(), fullParams("close"))
-		if err != nil {
-			t.Fatalf("CreateKeyedStateBackend: %v", err)
-		}
-		mustWrite(t, kb, nil, []sdk.Mutation{{Key: stateKey(1, "k"), Value: []byte("v")}})
-		if err := kb.Close(); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-	})
-	t.Run("SameSubtaskAfterCloseStartsEmpty", func(t *testing.T) {
-		sb := factory(t)
-		p := fullParams("close-reopen")
-		kb, err := sb.CreateKeyedStateBackend(context.Background(), p)
-		if err != nil {
-			t.Fatalf("CreateKeyedStateBackend: %v", err)
-		}
-		fill(t, kb, nil, p.KeyGroups, 1000, "v1")
-		if err := kb.Close(); err != nil {
-			t.Fatalf("Close: %v", err)
-		}
-		checkContents(t, openKeyed(t, sb, p), model{})
-	})
-	t.Run("OtherSubtasksUnaffected", func(t *testing.T) {
-		sb := factory(t)
-		a, b := subtaskParams("close-other", 0, 2), subtaskParams("close-other", 1, 2)
-		ka, err := sb.CreateKeyedStateBackend(context.Background(), a)
-		if err != nil {
-			t.Fatalf("CreateKeyedStateBackend: %v", err)
-		}
-		kb := openKeyed(t, sb, b)
-		mb := make(model)
-		fill(t, ka, nil, a.KeyGroups, 100, "a")
-		fill(t, kb, mb, b.KeyGroups, 100, "b")
-		if err := ka.Close(); err != nil {
-			t.Fatalf("Close of subtask 0: %v", err)
-		}
-		checkContents(t, kb, mb)
+		CheckContents(t, kb, m)
+		CheckContents(t, restoreFresh(t, factory, p, handles, streams), m)
 	})
 }
 
@@ -212,10 +176,10 @@ const largeStateKeys = 200000
 
 func largeStateCheck(t *testing.T, factory BackendFactory) {
 	p := fullParams("large")
-	kb := openKeyed(t, factory(t), p)
-	m := make(model)
+	kb := OpenKeyed(t, factory(t), p)
+	m := make(Model)
 	start := time.Now()
-	fill(t, kb, m, p.KeyGroups, largeStateKeys, "large-state-value")
+	Fill(t, kb, m, p.KeyGroups, largeStateKeys, "large-state-value")
 	t.Logf("wrote %d keys in %v", len(m), time.Since(start).Round(time.Millisecond))
 	for _, savepoint := range []bool{false, true} {
 		name := "Checkpoint"
@@ -225,12 +189,12 @@ func largeStateCheck(t *testing.T, factory BackendFactory) {
 		t.Run(name+"RoundTrip", func(t *testing.T) {
 			streams := NewMemoryStreams()
 			start := time.Now()
-			handles := takeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1, Savepoint: savepoint}, streams)
+			handles := TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1, Savepoint: savepoint}, streams)
 			took := time.Since(start)
 			start = time.Now()
 			restored := restoreFresh(t, factory, p, handles, streams)
 			t.Logf("%s of %d keys: %d streams, %.1f MB, written in %v, restored in %v", name, len(m), streams.Len(), float64(streams.Size())/1e6, took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
-			checkContents(t, restored, m)
+			CheckContents(t, restored, m)
 		})
 	}
 }

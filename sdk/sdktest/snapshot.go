@@ -10,16 +10,17 @@ import (
 // maxMetaSize bounds KeyedStateHandle.Meta ("at most a few KiB").
 const maxMetaSize = 16 << 10
 
-// takeSnapshot snapshots kb, writes the snapshot to streams, releases it and checks the
-// handles against the contract.
-func takeSnapshot(t *testing.T, kb sdk.KeyedStateBackend, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams *MemoryStreams) []sdk.KeyedStateHandle {
+// TakeSnapshot snapshots kb (the keyed backend with parameters p), writes the snapshot to
+// streams, releases it and checks the handles against the contract: key groups within p's,
+// Meta of a few KiB, distinct file names, no stream left open. It fails t on an error.
+func TakeSnapshot(t testing.TB, kb sdk.KeyedStateBackend, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams *MemoryStreams) []sdk.KeyedStateHandle {
 	t.Helper()
 	snap := startSnapshot(t, kb, opts)
 	return finishSnapshot(t, snap, p, opts, streams)
 }
 
 // startSnapshot is the synchronous part of a checkpoint.
-func startSnapshot(t *testing.T, kb sdk.KeyedStateBackend, opts sdk.SnapshotOptions) sdk.Snapshot {
+func startSnapshot(t testing.TB, kb sdk.KeyedStateBackend, opts sdk.SnapshotOptions) sdk.Snapshot {
 	t.Helper()
 	snap, err := kb.Snapshot(context.Background(), opts)
 	if err != nil {
@@ -32,7 +33,7 @@ func startSnapshot(t *testing.T, kb sdk.KeyedStateBackend, opts sdk.SnapshotOpti
 }
 
 // finishSnapshot is the asynchronous part: Write, Release and checks of the handles.
-func finishSnapshot(t *testing.T, snap sdk.Snapshot, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams *MemoryStreams) []sdk.KeyedStateHandle {
+func finishSnapshot(t testing.TB, snap sdk.Snapshot, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams *MemoryStreams) []sdk.KeyedStateHandle {
 	t.Helper()
 	handles, err := snap.Write(context.Background(), streams)
 	snap.Release()
@@ -47,7 +48,7 @@ func finishSnapshot(t *testing.T, snap sdk.Snapshot, p sdk.KeyedBackendParams, o
 }
 
 // checkHandles verifies what the contract says of KeyedStateHandle.
-func checkHandles(t *testing.T, handles []sdk.KeyedStateHandle, p sdk.KeyedBackendParams) {
+func checkHandles(t testing.TB, handles []sdk.KeyedStateHandle, p sdk.KeyedBackendParams) {
 	t.Helper()
 	for i, h := range handles {
 		if h.Format == "" {
@@ -75,20 +76,27 @@ func checkHandles(t *testing.T, handles []sdk.KeyedStateHandle, p sdk.KeyedBacke
 	}
 }
 
-// restoreFresh restores handles into a new keyed backend of a new plugin from factory, as a
-// restarted job does.
-func restoreFresh(t *testing.T, factory BackendFactory, p sdk.KeyedBackendParams, handles []sdk.KeyedStateHandle, streams sdk.StateReader) sdk.KeyedStateBackend {
+// OpenRestored opens a keyed backend of sb with OpenKeyed and restores handles into it,
+// reading them through state; it fails t when Restore fails.
+func OpenRestored(t testing.TB, sb sdk.StateBackend, p sdk.KeyedBackendParams, handles []sdk.KeyedStateHandle, state sdk.StateReader) sdk.KeyedStateBackend {
 	t.Helper()
-	kb := openKeyed(t, factory(t), p)
-	if err := kb.Restore(context.Background(), handles, streams); err != nil {
+	kb := OpenKeyed(t, sb, p)
+	if err := kb.Restore(context.Background(), handles, state); err != nil {
 		t.Fatalf("Restore of %d handles into %s subtask %d (key groups %s): %v", len(handles), p.OperatorID, p.Subtask, p.KeyGroups, err)
 	}
 	return kb
 }
 
+// restoreFresh restores handles into a new keyed backend of a new plugin from factory, as a
+// restarted job does.
+func restoreFresh(t *testing.T, factory BackendFactory, p sdk.KeyedBackendParams, handles []sdk.KeyedStateHandle, state sdk.StateReader) sdk.KeyedStateBackend {
+	t.Helper()
+	return OpenRestored(t, factory(t), p, handles, state)
+}
+
 // churn overwrites every other key of m, deletes every third and adds n new keys, so that a
 // view taken before it differs from the state after it.
-func churn(t *testing.T, kb sdk.KeyedStateBackend, m model, r sdk.KeyGroupRange, n int, version string) {
+func churn(t *testing.T, kb sdk.KeyedStateBackend, m Model, r sdk.KeyGroupRange, n int, version string) {
 	t.Helper()
 	var muts []sdk.Mutation
 	for i, k := range m.keys() {
@@ -101,9 +109,9 @@ func churn(t *testing.T, kb sdk.KeyedStateBackend, m model, r sdk.KeyGroupRange,
 	}
 	for i := 0; i < n; i++ {
 		g := r.Start + i%(r.End-r.Start)
-		muts = append(muts, sdk.Mutation{Key: stateKey(g, version+"-new-"+string(rune('a'+i%26))+string(numberedKey(0, i)[2:])), Value: []byte(version)})
+		muts = append(muts, sdk.Mutation{Key: StateKey(g, version+"-new-"+string(rune('a'+i%26))+string(NumberedKey(0, i)[2:])), Value: []byte(version)})
 	}
 	for from := 0; from < len(muts); from += 10000 {
-		mustWrite(t, kb, m, muts[from:min(from+10000, len(muts))])
+		MustWrite(t, kb, m, muts[from:min(from+10000, len(muts))])
 	}
 }

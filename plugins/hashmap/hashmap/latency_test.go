@@ -6,13 +6,15 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/sdktest"
 )
 
 // BenchmarkSnapshotSync measures the synchronous Snapshot with 1M keys (~130 MB of state)
 // while a previous snapshot's Write and ongoing writes run, and the first write batch after
 // it (which pays the copy-on-write clones of the shards it touches).
 func BenchmarkSnapshotSync(b *testing.B) {
-	kb := benchState(b, 1000000, 100)
+	kb := sdktest.OpenKeyed(b, testPlugin(b, nil), sdktest.Params("bench", 0, 1))
+	sdktest.WriteUserKeys(b, kb, 1000000, 100)
 	val := make([]byte, 100)
 	muts := make([]sdk.Mutation, 1024)
 	var syncs, writes []time.Duration
@@ -28,11 +30,11 @@ func BenchmarkSnapshotSync(b *testing.B) {
 		done := make(chan error, 1)
 		go func() {
 			defer s.Release()
-			_, err := s.Write(bg, &discardStreams{})
+			_, err := s.Write(bg, &sdktest.DiscardStreams{})
 			done <- err
 		}()
 		for i := range muts {
-			muts[i] = sdk.Mutation{Key: benchKey((int(id)*7919 + i*977) % 1000000), Value: val}
+			muts[i] = sdk.Mutation{Key: sdktest.UserKey((int(id)*7919 + i*977) % 1000000), Value: val}
 		}
 		start = time.Now()
 		if err := kb.Write(bg, muts); err != nil {

@@ -1,11 +1,14 @@
 package hashmap
 
 import (
+	"context"
 	"errors"
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
 )
+
+var bg = context.Background()
 
 // testPlugin returns a configured hashmap backend.
 func testPlugin(t testing.TB, opts sdk.Options) sdk.StateBackend {

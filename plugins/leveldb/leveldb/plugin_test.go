@@ -1,6 +1,7 @@
 package leveldb
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,7 +9,10 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/sdktest"
 )
+
+var bg = context.Background()
 
 // testPlugin returns a leveldb backend configured with opts and a fresh local directory.
 func testPlugin(t testing.TB, opts sdk.Options) sdk.StateBackend {
@@ -77,7 +81,7 @@ func TestWorkingDirectory(t *testing.T) {
 	if err := b.Configure(bg, sdk.Options{"localdir": local}); err != nil {
 		t.Fatal(err)
 	}
-	p := params("my/op", 3, 4)
+	p := sdktest.Params("my/op", 3, 4)
 	p.JobID = "word count"
 	kb, err := b.CreateKeyedStateBackend(bg, p)
 	if err != nil {
@@ -94,7 +98,7 @@ func TestWorkingDirectory(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dirs[0], "CURRENT")); err != nil {
 		t.Fatalf("no database in %s: %v", dirs[0], err)
 	}
-	mustWrite(t, kb, nil, []sdk.Mutation{{Key: key(100, "k"), Value: []byte("v")}})
+	sdktest.MustWrite(t, kb, nil, []sdk.Mutation{{Key: sdktest.StateKey(100, "k"), Value: []byte("v")}})
 	if err := kb.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +111,7 @@ func TestWorkingDirectory(t *testing.T) {
 	if entries, err := os.ReadDir(local); err != nil || len(entries) != 0 {
 		t.Fatalf("after Close the local directory holds %v (%v), want nothing", entries, err)
 	}
-	_, err = kb.Get(bg, [][]byte{key(100, "k")})
+	_, err = kb.Get(bg, [][]byte{sdktest.StateKey(100, "k")})
 	if err == nil || !strings.Contains(err.Error(), local) {
 		t.Fatalf("Get after Close: %v, want an error naming the directory", err)
 	}
@@ -119,11 +123,13 @@ func TestUnwritableLocalDir(t *testing.T) {
 	if err := b.Configure(bg, sdk.Options{"localdir": local}); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(local, "job"), nil, 0o644); err != nil { // a file where the job directory goes
+	p := sdktest.Params("op", 0, 1)
+	jobDir := filepath.Join(local, p.JobID)
+	if err := os.WriteFile(jobDir, nil, 0o644); err != nil { // a file where the job directory goes
 		t.Fatal(err)
 	}
-	_, err := b.CreateKeyedStateBackend(bg, params("op", 0, 1))
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(local, "job")) {
-		t.Fatalf("CreateKeyedStateBackend: %v, want an error naming %s", err, filepath.Join(local, "job"))
+	_, err := b.CreateKeyedStateBackend(bg, p)
+	if err == nil || !strings.Contains(err.Error(), jobDir) {
+		t.Fatalf("CreateKeyedStateBackend: %v, want an error naming %s", err, jobDir)
 	}
 }
