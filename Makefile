@@ -37,8 +37,13 @@ fmt-check:
 
 # The S3 tests run against a real S3-compatible server that scripts/with-s3.sh builds (once,
 # cached outside the repository) and starts on 127.0.0.1 for the duration of the tests.
+# The test run uses the race detector except for RACE_SLOW, packages that take many minutes
+# under it (leveldb's tests and the runtime's in-process runs); `make soak` runs the whole
+# module under -race.
+RACE_SLOW := github.com/flowstate/flowstate/plugins/leveldb/leveldb github.com/flowstate/flowstate/runtime
 test: build fmt-check vet
-	./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 15m ./...
+	./scripts/with-s3.sh sh -c '$(GO) test -race -count=1 -timeout 15m $$($(GO) list ./... | grep -vxF $(RACE_SLOW:%=-e %)) && \
+		$(GO) test -count=1 -timeout 15m $(RACE_SLOW)'
 	$(MAKE) --no-print-directory fuzz
 	$(GO) -C examples/thirdparty vet ./...
 	$(GO) -C examples/thirdparty test -count=1 -timeout 10m ./...
@@ -61,11 +66,12 @@ fuzz:
 	done
 
 # The long fault runs (docs/reliability.md): 150 random kill -9s per backend and storage in
-# the crash loop, the storage fault, corruption and hostile-plugin tests under -race, and a
-# minute per fuzz target.
+# the crash loop, the storage fault, corruption and hostile-plugin tests, the whole module
+# under -race, and a minute per fuzz target.
 soak: build
 	FLOWSTATE_SOAK_KILLS=150 ./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 90m -v \
 		-run 'TestCrashLoop|TestCrashRecovery|Storage|OutOfSpace|Damaged|Hostile|Noisy|Traversal' ./internal/e2e
+	./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 60m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=1m
 
 # Regenerate the protocol's Go code from sdk/internal/proto/*.proto.

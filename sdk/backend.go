@@ -14,7 +14,8 @@ type StateBackend interface {
 	Plugin
 	// CreateKeyedStateBackend creates an empty keyed backend for one operator subtask.
 	// Several keyed backends of one StateBackend live at the same time and are used
-	// concurrently.
+	// concurrently. An empty KeyGroups range, or one starting below 0, is an error wrapping
+	// ErrInvalidArgument.
 	CreateKeyedStateBackend(ctx context.Context, params KeyedBackendParams) (KeyedStateBackend, error)
 }
 
@@ -87,6 +88,9 @@ type KV struct {
 // The runner calls the methods of one keyed backend from one goroutine at a time, except
 // that Snapshot.Write runs concurrently with later Get, Write and Scan calls: the snapshot
 // must keep the view frozen by Snapshot while processing goes on.
+//
+// Byte slices passed to a method are the caller's again when it returns; slices it returns
+// are the caller's to change.
 type KeyedStateBackend interface {
 	// Get reads many keys in one call. values[i] is nil when keys[i] is absent and a non-nil
 	// (possibly empty) slice when present.
@@ -113,7 +117,8 @@ type KeyedStateBackend interface {
 	NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error
 	// NotifyCheckpointAborted tells the backend that a checkpoint will never complete.
 	NotifyCheckpointAborted(ctx context.Context, checkpointID int64) error
-	// Close releases the backend and its local resources (working files included).
+	// Close releases the backend and its local resources (working files included). Later
+	// calls of its methods, and Write of its snapshots, return an error.
 	Close() error
 }
 

@@ -11,6 +11,7 @@ func TestStoreCountsBoundaryBytes(t *testing.T) {
 	b := &mapBackend{m: map[string][]byte{}}
 	sum := NewValue("sum", Int64)
 	s, err := NewStore(b, 128, []Descriptor{sum})
+	s.SetCacheEntries(0) // count every value crossing
 	if err != nil {
 		t.Fatal(err)
 	}

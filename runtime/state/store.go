@@ -21,6 +21,8 @@ type Stats struct {
 	GetCalls, WriteCalls int64
 	// KeysRead and KeysWritten are the state keys those calls carried.
 	KeysRead, KeysWritten int64
+	// CacheHits counts state values found in the store's cache instead of being read.
+	CacheHits int64
 	// BytesSent are the key and value bytes the calls passed to the backend (the keys of
 	// Get, the keys and values of Write); BytesReceived the value bytes Get returned. With
 	// a plugin backend these cross the process boundary (protobuf framing comes on top).
@@ -34,6 +36,7 @@ func (s *Stats) Add(o Stats) {
 	s.WriteCalls += o.WriteCalls
 	s.KeysRead += o.KeysRead
 	s.KeysWritten += o.KeysWritten
+	s.CacheHits += o.CacheHits
 	s.BytesSent += o.BytesSent
 	s.BytesReceived += o.BytesReceived
 }
@@ -48,6 +51,8 @@ type Store struct {
 	maxP     int
 	names    []string
 	cache    map[string]*entry
+	warm     map[string]warmValue // values known from earlier batches, see CacheEntries
+	warmMax  int
 	order    []string // dirty keys in first-write order
 	curKey   []byte
 	curGroup int
@@ -55,6 +60,14 @@ type Store struct {
 	stats    Stats
 	scratch  []byte
 }
+
+// warmValue is a state value the store knows is current: read or written by this subtask.
+type warmValue struct {
+	value []byte // nil when absent
+}
+
+// DefaultCacheEntries is how many state values a Store keeps between micro-batches.
+const DefaultCacheEntries = 1 << 16
 
 type entry struct {
 	value   []byte // nil when absent
@@ -64,7 +77,7 @@ type entry struct {
 
 // NewStore returns a Store over backend for an operator declaring the given states.
 func NewStore(backend sdk.KeyedStateBackend, maxParallelism int, states []Descriptor) (*Store, error) {
-	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}}
+	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}, warm: map[string]warmValue{}, warmMax: DefaultCacheEntries}
 	seen := map[string]bool{}
 	for _, d := range states {
 		n := d.StateName()
@@ -109,6 +122,11 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 			if _, ok := s.cache[string(sk)]; ok {
 				continue
 			}
+			if w, ok := s.warm[string(sk)]; ok {
+				s.cache[string(sk)] = &entry{value: w.value, fetched: true}
+				s.stats.CacheHits++
+				continue
+			}
 			s.cache[string(sk)] = &entry{}
 			fetch = append(fetch, sk)
 		}
@@ -123,6 +141,7 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 		for i, sk := range fetch {
 			e := s.cache[string(sk)]
 			e.value, e.fetched = vals[i], true
+			s.remember(string(sk), vals[i])
 			s.stats.BytesSent += int64(len(sk))
 			s.stats.BytesReceived += int64(len(vals[i]))
 		}
@@ -157,11 +176,34 @@ func (s *Store) flush(ctx context.Context) error {
 		}
 	}
 	if err := s.backend.Write(ctx, muts); err != nil {
+		clear(s.warm) // the write may have applied in part
 		return fmt.Errorf("write state of %d keys: %w", len(muts), err)
+	}
+	for _, m := range muts {
+		s.remember(string(m.Key), s.cache[string(m.Key)].value)
 	}
 	s.stats.WriteCalls++
 	s.stats.KeysWritten += int64(len(muts))
 	return nil
+}
+
+// remember keeps a value the backend now holds for later batches. The keyed backend of a
+// subtask is written by that subtask alone, so a remembered value stays current until the
+// store writes the key again. The cache is bounded: when full it starts over.
+func (s *Store) remember(key string, value []byte) {
+	if s.warmMax <= 0 {
+		return
+	}
+	if _, ok := s.warm[key]; !ok && len(s.warm) >= s.warmMax {
+		clear(s.warm)
+	}
+	s.warm[key] = warmValue{value: value}
+}
+
+// SetCacheEntries bounds the values kept between micro-batches (0: none).
+func (s *Store) SetCacheEntries(n int) {
+	s.warmMax = n
+	clear(s.warm)
 }
 
 // CurrentKey returns the key of the record being processed.

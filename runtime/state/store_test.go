@@ -44,6 +44,7 @@ func TestStoreBatchesAndKeepsSameKeyOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.SetCacheEntries(0) // every batch reads its keys
 	keys := [][]byte{[]byte("a"), []byte("b"), []byte("a"), []byte("a"), []byte("c")}
 	var got []string
 	for round := 0; round < 2; round++ {
@@ -124,4 +125,48 @@ func TestMapAndReducingState(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+func TestStoreCacheServesLaterBatchesAndStaysBounded(t *testing.T) {
+	b := &mapBackend{m: map[string][]byte{}}
+	count := NewValue("count", Int64)
+	s, _ := NewStore(b, 128, []Descriptor{count})
+	s.SetCacheEntries(3)
+	incr := func(keys ...string) {
+		t.Helper()
+		var ks [][]byte
+		for _, k := range keys {
+			ks = append(ks, []byte(k))
+		}
+		if err := s.ProcessBatch(context.Background(), ks, func(int) error {
+			n, _, err := count.Get(s)
+			if err != nil {
+				return err
+			}
+			return count.Update(s, n+1)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	incr("a", "b")
+	incr("a", "b") // both cached: no read
+	if b.gets != 1 || s.Stats().CacheHits != 2 {
+		t.Fatalf("%d gets, %d cache hits; want 1 and 2", b.gets, s.Stats().CacheHits)
+	}
+	incr("c", "d") // over 3 entries: the cache starts over
+	incr("a")      // not cached any more: read, and the backend has the right value
+	if b.gets != 3 {
+		t.Fatalf("%d gets, want 3", b.gets)
+	}
+	incr("a")
+	s.ProcessBatch(context.Background(), [][]byte{[]byte("a")}, func(int) error {
+		n, _, _ := count.Get(s)
+		if n != 4 {
+			t.Fatalf("count of a = %d, want 4", n)
+		}
+		return nil
+	})
+	if len(s.warm) > 3 {
+		t.Fatalf("cache holds %d entries, bound is 3", len(s.warm))
+	}
 }

@@ -21,6 +21,13 @@
 // stands in for the runner's stream factory and state reader during snapshots and restores,
 // and NewVerifyingReader and AccessReader check sizes and checksums the way the runner does.
 //
+// So are the helpers its state backend checks are built from, for a backend's own tests of
+// what the contract leaves open (native formats, working files): Params, OpenKeyed,
+// StateKey, NumberedKey, Fill and MustWrite build state and keep a Model of it in step,
+// CheckContents compares a keyed backend with a Model, TakeSnapshot and OpenRestored take
+// and restore snapshots. BenchStateBackend runs the kit's benchmarks; UserKey,
+// WriteUserKeys and DiscardStreams help write more.
+//
 // To check a plugin through its real process boundary (gRPC, go-plugin), build its binary
 // and use ProcessStateBackend or ProcessCheckpointStorage as the factory:
 //

@@ -12,38 +12,21 @@ import (
 
 func restoreChecks(t *testing.T, factory BackendFactory) {
 	t.Run("RescaleOutToTwoSubtasks", func(t *testing.T) {
-		p := fullParams("rescale-out")
-		kb := OpenKeyed(t, factory(t), p)
-		m := make(Model)
-		Fill(t, kb, m, p.KeyGroups, 4000, "v1")
 		streams := NewMemoryStreams()
-		handles := TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1}, streams)
-		sb := factory(t)
-		for i := 0; i < 2; i++ {
-			q := Params("rescale-out", i, 2)
-			t.Run(fmt.Sprintf("Subtask%dKeepsKeyGroups%s", i, q.KeyGroups), func(t *testing.T) {
-				half := OpenKeyed(t, sb, q)
-				if err := half.Restore(context.Background(), handles, streams); err != nil {
-					t.Fatalf("Restore into subtask %d of 2: %v", i, err)
-				}
-				CheckContents(t, half, m.Within(q.KeyGroups))
-			})
-		}
+		m, handles := snapshotSubtasks(t, factory(t), "rescale-out", 1, 4000, streams)
+		checkRestoredSubtasks(t, factory(t), "rescale-out", 2, handles, streams, m)
 	})
 	t.Run("RescaleInFromTwoSubtasks", func(t *testing.T) {
-		sb := factory(t)
 		streams := NewMemoryStreams()
-		all := make(Model)
-		var handles []sdk.KeyedStateHandle
-		for i := 0; i < 2; i++ {
-			q := Params("rescale-in", i, 2)
-			kb := OpenKeyed(t, sb, q)
-			Fill(t, kb, all, q.KeyGroups, 2000+i, fmt.Sprintf("subtask-%d", i))
-			handles = append(handles, TakeSnapshot(t, kb, q, sdk.SnapshotOptions{CheckpointID: 1}, streams)...)
-		}
-		CheckContents(t, restoreFresh(t, factory, fullParams("rescale-in"), handles, streams), all)
+		m, handles := snapshotSubtasks(t, factory(t), "rescale-in", 2, 2000, streams)
+		checkRestoredSubtasks(t, factory(t), "rescale-in", 1, handles, streams, m)
 	})
-	t.Run("RescaleFromTwoToThreeSubtasks", func(t *testing.T) { checkRescaleTwoToThree(t, factory) })
+	t.Run("RescaleFromTwoToThreeSubtasks", func(t *testing.T) {
+		// Each new subtask's key groups overlap one or both old ones in part.
+		streams := NewMemoryStreams()
+		m, handles := snapshotSubtasks(t, factory(t), "rescale-2-3", 2, 1500, streams)
+		checkRestoredSubtasks(t, factory(t), "rescale-2-3", 3, handles, streams, m)
+	})
 	t.Run("UnknownFormatIsUnsupported", func(t *testing.T) {
 		h, err := restoreUnknownFormat(t, factory(t))
 		if err == nil {
@@ -126,23 +109,29 @@ func restoreUnknownFormat(t *testing.T, sb sdk.StateBackend) (sdk.KeyedStateHand
 	return h, kb.Restore(context.Background(), []sdk.KeyedStateHandle{h}, streams)
 }
 
-// checkRescaleTwoToThree restores the snapshots of two subtasks into three, whose key group
-// ranges each overlap one or both of the old ones in part.
-func checkRescaleTwoToThree(t *testing.T, factory BackendFactory) {
-	sb := factory(t)
-	streams := NewMemoryStreams()
-	all := make(Model)
+// snapshotSubtasks fills n subtasks of operator op of sb with keys+i keys each (i the
+// subtask), snapshots them into streams and returns their state and handles.
+func snapshotSubtasks(t *testing.T, sb sdk.StateBackend, op string, n, keys int, streams *MemoryStreams) (Model, []sdk.KeyedStateHandle) {
+	t.Helper()
+	m := make(Model)
 	var handles []sdk.KeyedStateHandle
-	for i := 0; i < 2; i++ {
-		q := Params("rescale-2-3", i, 2)
+	for i := 0; i < n; i++ {
+		q := Params(op, i, n)
 		kb := OpenKeyed(t, sb, q)
-		Fill(t, kb, all, q.KeyGroups, 1500, fmt.Sprintf("subtask-%d", i))
+		Fill(t, kb, m, q.KeyGroups, keys+i, fmt.Sprintf("subtask-%d", i))
 		handles = append(handles, TakeSnapshot(t, kb, q, sdk.SnapshotOptions{CheckpointID: 1}, streams)...)
 	}
-	for i := 0; i < 3; i++ {
-		q := Params("rescale-2-3", i, 3)
-		t.Run(fmt.Sprintf("Subtask%dKeepsKeyGroups%s", i, q.KeyGroups), func(t *testing.T) {
-			CheckContents(t, restoreFresh(t, factory, q, handles, streams), all.Within(q.KeyGroups))
+	return m, handles
+}
+
+// checkRestoredSubtasks restores handles into each of n subtasks of operator op of sb, in a
+// subtest each, and checks that each holds the part of m in its own key groups.
+func checkRestoredSubtasks(t *testing.T, sb sdk.StateBackend, op string, n int, handles []sdk.KeyedStateHandle, streams *MemoryStreams, m Model) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		q := Params(op, i, n)
+		t.Run(fmt.Sprintf("Subtask%dOf%dKeepsKeyGroups%s", i, n, q.KeyGroups), func(t *testing.T) {
+			CheckContents(t, OpenRestored(t, sb, q, handles, streams), m.Within(q.KeyGroups))
 		})
 	}
 }
