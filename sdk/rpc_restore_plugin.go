@@ -45,7 +45,7 @@ type hostReader struct {
 	nextID  uint64
 	opening map[uint64]chan *pb.ReadOpened
 	waiting map[uint64][]chan *pb.ReadData // per read, the requests in the order sent
-	done    chan struct{} // closed when receive ends
+	done    chan struct{}                  // closed when receive ends
 	endErr  error
 }
 
