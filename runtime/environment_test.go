@@ -1,0 +1,72 @@
+package runtime_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
+	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
+	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
+	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
+	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+func builtins() map[string]func() sdk.Plugin {
+	return map[string]func() sdk.Plugin{
+		"hashmap":   func() sdk.Plugin { return hashmap.New() },
+		"leveldb":   func() sdk.Plugin { return leveldb.New() },
+		"jmstorage": func() sdk.Plugin { return jmstorage.New() },
+		"fsstorage": func() sdk.Plugin { return fsstorage.New() },
+	}
+}
+
+// TestEnvironmentCodeWinsOverFile mirrors the seed's example: what is set on the
+// Environment wins over the configuration file, which wins over defaults.
+func TestEnvironmentCodeWinsOverFile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "config.yaml")
+	os.WriteFile(file, []byte("state.backend.type: leveldb\nexecution.checkpointing.storage: jobmanager\nexecution.checkpointing.num-retained: 4\n"), 0o644)
+	resolve := func(set func(e *runtime.Environment)) (backend, storage, cpDir, spDir string, retained int) {
+		t.Helper()
+		env, err := runtime.NewEnvironment(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.UseInProcess(builtins())
+		set(env)
+		host := env.Host()
+		defer host.Close()
+		c, err := env.Resolved(context.Background(), host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c.StateBackend, c.CheckpointStorage, c.Checkpointing.Dir, c.Checkpointing.SavepointDir, c.Checkpointing.NumRetained
+	}
+	b, s, _, _, n := resolve(func(*runtime.Environment) {})
+	if b != "leveldb" || s != "jmstorage" || n != 4 {
+		t.Fatalf("file only: %s + %s, retained %d", b, s, n)
+	}
+	b, s, cp, sp, n := resolve(func(e *runtime.Environment) {
+		e.SetStateBackend(runtime.HashMapStateBackend())
+		e.CheckpointConfig().SetCheckpointStorage(filepath.Join(dir, "checkpoints")) // the string shortcut
+		e.SetDefaultSavepointDirectory(filepath.Join(dir, "savepoints"))
+		e.CheckpointConfig().SetNumRetained(2)
+	})
+	if b != "hashmap" || s != "fsstorage" || cp != filepath.Join(dir, "checkpoints") || sp != filepath.Join(dir, "savepoints") || n != 2 {
+		t.Fatalf("code over file: %s + %s, dir %q, savepoints %q, retained %d", b, s, cp, sp, n)
+	}
+	_, s, cp, _, _ = resolve(func(e *runtime.Environment) {
+		e.CheckpointConfig().SetCheckpointStorage(runtime.JobManagerCheckpointStorage(filepath.Join(dir, "jm")))
+	})
+	if s != "jmstorage" || cp != filepath.Join(dir, "jm") {
+		t.Fatalf("JobManagerCheckpointStorage(path): %s, dir %q", s, cp)
+	}
+	env, _ := runtime.NewEnvironment(file)
+	env.CheckpointConfig().SetCheckpointStorage(42)
+	if _, err := env.Resolved(context.Background(), env.Host()); err == nil {
+		t.Fatal("SetCheckpointStorage(42) was accepted")
+	}
+}
