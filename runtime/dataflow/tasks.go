@@ -142,6 +142,9 @@ type stageTask struct {
 }
 
 func (t *stageTask) run(ctx context.Context) error {
+	// Whatever ends the subtask, no write may still be in flight when its keyed backend
+	// is closed.
+	defer t.store.Sync()
 	var procErr error
 	emit := chainEmit(t.st.chain, func(r any) { t.out.emit(ctx, r) }, &procErr)
 	kc := &KeyedContext{store: t.store}
@@ -292,6 +295,10 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 // commit makes the sink and the backend see the newest completed checkpoint, and the
 // checkpoints aborted since the last call.
 func (t *stageTask) commit(ctx context.Context) error {
+	// The backend sees one call at a time: the last batch's write completes first.
+	if err := t.store.Sync(); err != nil {
+		return fmt.Errorf("operator %s subtask %d: %w", t.st.id, t.idx, err)
+	}
 	t.a.abortMu.Lock()
 	aborted := t.a.abortedIDs[t.seenAborts:]
 	t.seenAborts = len(t.a.abortedIDs)

@@ -26,6 +26,9 @@ func TestStoreCountsBoundaryBytes(t *testing.T) {
 			}
 			return sum.Update(s, n+100) // varint of 100..300: 2 bytes
 		})
+		if err == nil {
+			err = s.Sync()
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

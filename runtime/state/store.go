@@ -57,6 +57,7 @@ type Store struct {
 	curKey   []byte
 	curGroup int
 	ctx      context.Context
+	pending  chan error // the result of the write in flight; nil when none
 	stats    Stats
 	scratch  []byte
 }
@@ -107,8 +108,9 @@ func stateKey(dst []byte, group int, name string, key []byte) []byte {
 }
 
 // ProcessBatch runs fn(i) for each record key keys[i], in order, with the state of
-// keys[i] current. All declared states of the batch's distinct keys are read in one call
-// before and the changed ones written in one call after.
+// keys[i] current. All declared states of the batch's distinct keys that are not cached are
+// read in one call before, and the changed ones written in one call after; that write
+// completes in the background (see Sync).
 func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) error) error {
 	s.ctx = ctx
 	defer func() { s.ctx = nil }()
@@ -132,6 +134,9 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 		}
 	}
 	if len(fetch) > 0 {
+		if err := s.Sync(); err != nil { // the backend must hold the previous batch's writes
+			return err
+		}
 		vals, err := s.backend.Get(ctx, fetch)
 		if err != nil {
 			return fmt.Errorf("read state of %d keys: %w", len(fetch), err)
@@ -175,16 +180,41 @@ func (s *Store) flush(ctx context.Context) error {
 			muts = append(muts, sdk.Mutation{Key: []byte(k), Value: e.value})
 		}
 	}
-	if err := s.backend.Write(ctx, muts); err != nil {
-		clear(s.warm) // the write may have applied in part
-		return fmt.Errorf("write state of %d keys: %w", len(muts), err)
+	if err := s.Sync(); err != nil {
+		return err
 	}
 	for _, m := range muts {
 		s.remember(string(m.Key), s.cache[string(m.Key)].value)
 	}
 	s.stats.WriteCalls++
 	s.stats.KeysWritten += int64(len(muts))
+	// The write goes on while the next batch is processed: the backend works on it while
+	// the subtask works on the next records. Sync waits for it before anything else
+	// reaches the backend.
+	done := make(chan error, 1)
+	s.pending = done
+	go func() {
+		if err := s.backend.Write(ctx, muts); err != nil {
+			done <- fmt.Errorf("write state of %d keys: %w", len(muts), err)
+			return
+		}
+		done <- nil
+	}()
 	return nil
+}
+
+// Sync waits for the write in flight, if any, and returns its error. Call it before any
+// other call on the keyed backend (snapshot, notifications, close).
+func (s *Store) Sync() error {
+	if s.pending == nil {
+		return nil
+	}
+	err := <-s.pending
+	s.pending = nil
+	if err != nil {
+		clear(s.warm) // the write may have applied in part
+	}
+	return err
 }
 
 // remember keeps a value the backend now holds for later batches. The keyed backend of a
@@ -219,6 +249,9 @@ func (s *Store) get(name string) ([]byte, error) {
 		return e.value, nil
 	}
 	// A state the operator did not declare: read it on its own (slow path).
+	if err := s.Sync(); err != nil {
+		return nil, err
+	}
 	vals, err := s.backend.Get(s.ctx, [][]byte{append([]byte(nil), s.scratch...)})
 	if err != nil {
 		return nil, fmt.Errorf("read state %q: %w", name, err)

@@ -68,6 +68,7 @@ func TestStoreBatchesAndKeepsSameKeyOrder(t *testing.T) {
 	if fmt.Sprint(got) != want {
 		t.Fatalf("counts %v, want %v", got, want)
 	}
+	s.Sync()
 	if b.gets != 2 || b.writes != 2 {
 		t.Fatalf("%d gets and %d writes for 2 batches, want 2 and 2", b.gets, b.writes)
 	}
@@ -98,6 +99,7 @@ func TestStoreEmptyValueIsNotAbsent(t *testing.T) {
 		}
 		return v.Clear(s)
 	})
+	s.Sync()
 	if len(b.m) != 0 {
 		t.Fatalf("clear left %d entries", len(b.m))
 	}
@@ -127,6 +129,30 @@ func TestMapAndReducingState(t *testing.T) {
 	})
 }
 
+// TestStoreWriteCompletesBeforeTheNextRead: a batch's write goes on in the background, but
+// a later read of a key not in the cache waits for it.
+func TestStoreWriteCompletesBeforeTheNextRead(t *testing.T) {
+	b := &mapBackend{m: map[string][]byte{}}
+	v := NewValue("v", Int64)
+	s, _ := NewStore(b, 8, []Descriptor{v})
+	s.SetCacheEntries(0)
+	for i := int64(1); i <= 50; i++ {
+		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
+			n, _, err := v.Get(s)
+			if err == nil && n != i-1 {
+				t.Fatalf("batch %d read %d: the previous write was not applied first", i, n)
+			}
+			return v.Update(s, i)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestStoreCacheServesLaterBatchesAndStaysBounded(t *testing.T) {
 	b := &mapBackend{m: map[string][]byte{}}
 	count := NewValue("count", Int64)
@@ -150,11 +176,13 @@ func TestStoreCacheServesLaterBatchesAndStaysBounded(t *testing.T) {
 	}
 	incr("a", "b")
 	incr("a", "b") // both cached: no read
+	s.Sync()
 	if b.gets != 1 || s.Stats().CacheHits != 2 {
 		t.Fatalf("%d gets, %d cache hits; want 1 and 2", b.gets, s.Stats().CacheHits)
 	}
 	incr("c", "d") // over 3 entries: the cache starts over
 	incr("a")      // not cached any more: read, and the backend has the right value
+	s.Sync()
 	if b.gets != 3 {
 		t.Fatalf("%d gets, want 3", b.gets)
 	}
