@@ -70,7 +70,7 @@ func (k *keyedClient) Get(ctx context.Context, keys [][]byte) ([][]byte, error) 
 func (k *keyedClient) Write(ctx context.Context, mutations []Mutation) error {
 	for len(mutations) > 0 {
 		n := batchEnd(mutations, func(m Mutation) int { return len(m.Key) + len(m.Value) })
-		if _, err := k.c.Write(ctx, &pb.WriteRequest{BackendId: k.id, Mutations: mutationsToProto(mutations[:n])}); err != nil {
+		if _, err := k.c.Write(ctx, &pb.WriteRequest{BackendId: k.id, Packed: packMutations(mutations[:n])}); err != nil {
 			return fromStatus(err)
 		}
 		mutations = mutations[n:]

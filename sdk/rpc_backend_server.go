@@ -63,7 +63,13 @@ func (s *backendServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.Em
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Empty{}, kb.Write(ctx, mutationsFromProto(req.Mutations))
+	muts := mutationsFromProto(req.Mutations)
+	if len(req.Packed) > 0 {
+		if muts, err = unpackMutations(muts, req.Packed); err != nil {
+			return nil, err
+		}
+	}
+	return &pb.Empty{}, kb.Write(ctx, muts)
 }
 
 func (s *backendServer) Scan(ctx context.Context, req *pb.ScanRequest) (*pb.ScanResponse, error) {

@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"encoding/binary"
+	"fmt"
 	"time"
 
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
@@ -161,12 +163,54 @@ func paramsFromProto(p *pb.CreateKeyedBackendRequest) KeyedBackendParams {
 	}
 }
 
-func mutationsToProto(ms []Mutation) []*pb.Mutation {
-	out := make([]*pb.Mutation, len(ms))
-	for i, m := range ms {
-		out[i] = &pb.Mutation{Key: m.Key, Value: m.Value, Delete: m.Delete}
+// packMutations encodes mutations for WriteRequest.packed: uvarint(len(key)) key, then 0
+// for a delete or uvarint(len(value)+1) value.
+func packMutations(ms []Mutation) []byte {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Key) + len(m.Value) + 2*binary.MaxVarintLen32
 	}
-	return out
+	b := make([]byte, 0, n)
+	for _, m := range ms {
+		b = binary.AppendUvarint(b, uint64(len(m.Key)))
+		b = append(b, m.Key...)
+		if m.Delete {
+			b = append(b, 0)
+			continue
+		}
+		b = binary.AppendUvarint(b, uint64(len(m.Value))+1)
+		b = append(b, m.Value...)
+	}
+	return b
+}
+
+// unpackMutations appends the mutations packMutations encoded to dst; their keys and
+// values point into b.
+func unpackMutations(dst []Mutation, b []byte) ([]Mutation, error) {
+	bad := func(what string) ([]Mutation, error) {
+		return nil, fmt.Errorf("write request: malformed packed mutations (%s): %w", what, ErrInvalidArgument)
+	}
+	for len(b) > 0 {
+		kl, n := binary.Uvarint(b)
+		if n <= 0 || kl > uint64(len(b)-n) {
+			return bad("key length")
+		}
+		key := b[n : n+int(kl) : n+int(kl)]
+		b = b[n+int(kl):]
+		vl, n := binary.Uvarint(b)
+		if n <= 0 || (vl > 0 && vl-1 > uint64(len(b)-n)) {
+			return bad("value length")
+		}
+		if vl == 0 {
+			dst = append(dst, Mutation{Key: key, Delete: true})
+			b = b[n:]
+			continue
+		}
+		end := n + int(vl-1)
+		dst = append(dst, Mutation{Key: key, Value: b[n:end:end]})
+		b = b[end:]
+	}
+	return dst, nil
 }
 
 func mutationsFromProto(ms []*pb.Mutation) []Mutation {
