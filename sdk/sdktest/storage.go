@@ -33,6 +33,7 @@ func CheckpointStorage(t *testing.T, factory func(t *testing.T) sdk.CheckpointSt
 	t.Run("Resolve", func(t *testing.T) { resolveChecks(t, factory) })
 	t.Run("Dispose", func(t *testing.T) { disposeChecks(t, factory) })
 	t.Run("Savepoint", func(t *testing.T) { storageSavepointChecks(t, factory) })
+	t.Run("ListSharedState", func(t *testing.T) { sharedListChecks(t, factory) })
 }
 
 // openAccess creates and initializes the storage of job, closing it when t ends.
