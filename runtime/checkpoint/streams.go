@@ -73,7 +73,7 @@ func (r Reader) Open(ctx context.Context, h sdk.StreamStateHandle) (io.ReadClose
 			return nil, fmt.Errorf("open state %s: %w", h.Ref, err)
 		}
 	}
-	return &verifyingReader{rc: rc, h: h, crc: crc32.New(castagnoli)}, nil
+	return sdk.VerifyingReader(rc, h), nil
 }
 
 // ReadAll reads a whole handle, verified.
@@ -85,37 +85,3 @@ func (r Reader) ReadAll(ctx context.Context, h sdk.StreamStateHandle) ([]byte, e
 	defer rc.Close()
 	return io.ReadAll(rc)
 }
-
-type verifyingReader struct {
-	rc  io.ReadCloser
-	h   sdk.StreamStateHandle
-	crc hash.Hash32
-	n   int64
-}
-
-func (v *verifyingReader) Read(p []byte) (int, error) {
-	n, err := v.rc.Read(p)
-	v.crc.Write(p[:n])
-	v.n += int64(n)
-	if v.n > v.h.Size {
-		return n, fmt.Errorf("state %s: more than the %d bytes its handle records: %w", v.name(), v.h.Size, sdk.ErrCorrupt)
-	}
-	if err == io.EOF {
-		if v.n != v.h.Size {
-			return n, fmt.Errorf("state %s: %d bytes, its handle records %d (truncated?): %w", v.name(), v.n, v.h.Size, sdk.ErrCorrupt)
-		}
-		if v.h.Checksum != 0 && v.crc.Sum32() != v.h.Checksum {
-			return n, fmt.Errorf("state %s: checksum %08x, its handle records %08x: %w", v.name(), v.crc.Sum32(), v.h.Checksum, sdk.ErrCorrupt)
-		}
-	}
-	return n, err
-}
-
-func (v *verifyingReader) name() string {
-	if v.h.Ref == "" {
-		return "(inline)"
-	}
-	return v.h.Ref
-}
-
-func (v *verifyingReader) Close() error { return v.rc.Close() }

@@ -3,7 +3,6 @@ package sdktest
 import (
 	"context"
 	"fmt"
-	"hash"
 	"hash/crc32"
 	"io"
 
@@ -21,44 +20,8 @@ func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
 // that reaches the end (or by Close if the reader saw more bytes than h.Size) as an error
 // wrapping sdk.ErrCorrupt.
 func NewVerifyingReader(rc io.ReadCloser, h sdk.StreamStateHandle) io.ReadCloser {
-	return &verifyingReader{rc: rc, h: h, crc: crc32.New(castagnoli)}
+	return sdk.VerifyingReader(rc, h)
 }
-
-type verifyingReader struct {
-	rc  io.ReadCloser
-	h   sdk.StreamStateHandle
-	crc hash.Hash32
-	n   int64
-	err error
-}
-
-// Read implements io.Reader.
-func (v *verifyingReader) Read(p []byte) (int, error) {
-	if v.err != nil {
-		return 0, v.err
-	}
-	n, err := v.rc.Read(p)
-	v.n += int64(n)
-	v.crc.Write(p[:n])
-	if v.n > v.h.Size {
-		v.err = fmt.Errorf("state handle %s: read more than its size %d bytes: %w", describe(v.h), v.h.Size, sdk.ErrCorrupt)
-		return n, v.err
-	}
-	if err == io.EOF {
-		if v.n != v.h.Size {
-			v.err = fmt.Errorf("state handle %s: read %d bytes, handle says %d: %w", describe(v.h), v.n, v.h.Size, sdk.ErrCorrupt)
-			return n, v.err
-		}
-		if v.h.Checksum != 0 && v.crc.Sum32() != v.h.Checksum {
-			v.err = fmt.Errorf("state handle %s: CRC-32C %08x, handle says %08x: %w", describe(v.h), v.crc.Sum32(), v.h.Checksum, sdk.ErrCorrupt)
-			return n, v.err
-		}
-	}
-	return n, err
-}
-
-// Close implements io.Closer.
-func (v *verifyingReader) Close() error { return v.rc.Close() }
 
 // describe names a handle in error messages.
 func describe(h sdk.StreamStateHandle) string {
