@@ -36,6 +36,8 @@ type Executor struct {
 	OnCheckpoint func(c *checkpoint.Completed)
 	// Stats, if set, accumulates the state access counts of every attempt.
 	Stats *dataflow.RunStats
+
+	floor int64 // the newest checkpoint id in the storage before this run
 }
 
 // plugins are the instances a run uses; backend and storage may be the same instance.
@@ -220,6 +222,7 @@ func (x *Executor) restorePoint(ctx context.Context, storage sdk.CheckpointStora
 	}
 	for _, c := range existing {
 		store.ObserveID(c.CheckpointID)
+		x.floor = max(x.floor, c.CheckpointID)
 	}
 	switch from {
 	case "":
@@ -316,10 +319,37 @@ func (x *Executor) recover(ctx context.Context, pl *plugins, store *checkpoint.S
 			}
 		}
 	}
+	x.disposeUnconfirmed(ctx, store)
 	if latest := store.Latest(); latest != nil {
 		log.Info("restoring from checkpoint", "id", latest.Metadata.CheckpointID, "pointer", latest.Location.ExternalPointer)
 		return latest.Metadata, nil
 	}
 	log.Info("no completed checkpoint yet: starting over")
 	return nil, nil
+}
+
+// disposeUnconfirmed deletes the checkpoints of this run that completed in the storage but
+// that the runner never confirmed (the storage failed or died while answering the metadata
+// publication). The restore goes back past them and discards their sink transactions, so
+// a later --from latest must not find them.
+func (x *Executor) disposeUnconfirmed(ctx context.Context, store *checkpoint.Store) {
+	newest := x.floor
+	if latest := store.Latest(); latest != nil {
+		newest = max(newest, latest.Metadata.CheckpointID)
+	}
+	access := store.Access()
+	list, err := access.ListCompletedCheckpoints(ctx)
+	if err != nil {
+		x.Logger.Warn("listing checkpoints to dispose of unconfirmed ones", "error", err)
+		return
+	}
+	for _, c := range list {
+		if c.CheckpointID <= newest {
+			continue
+		}
+		x.Logger.Warn("disposing of a checkpoint the runner never confirmed", "id", c.CheckpointID, "pointer", c.ExternalPointer)
+		if err := access.DisposeCheckpoint(ctx, c); err != nil {
+			x.Logger.Warn("disposing of an unconfirmed checkpoint", "id", c.CheckpointID, "error", err)
+		}
+	}
 }
