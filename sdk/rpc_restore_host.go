@@ -39,11 +39,16 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 		switch x := m.Msg.(type) {
 		case *pb.RestorePluginMessage_Open:
 			rid := x.Open.ReadId
+			h := streamHandleFromProto(x.Open.Handle)
+			if path := localPath(ctx, state, h, x.Open.RemoteOnly); path != "" {
+				reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Opened{Opened: &pb.ReadOpened{ReadId: rid, LocalPath: path}}})
+				continue
+			}
 			var rc io.ReadCloser
 			if state == nil {
 				err = fmt.Errorf("restore: no state reader given: %w", ErrInvalidArgument)
 			} else {
-				rc, err = state.Open(ctx, streamHandleFromProto(x.Open.Handle))
+				rc, err = state.Open(ctx, h)
 			}
 			if err == nil {
 				readers[rid] = readAhead(ctx, rc)
@@ -75,6 +80,22 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 			return errorFromProto(x.Done.Error)
 		}
 	}
+}
+
+// localPath returns the local file the plugin may read h from itself, or "" when it is to
+// pull the bytes through the host: state locates no local files, h is not one, or the
+// plugin asked for chunks. A locator that fails is not an error here: the bytes can still
+// come through the host, which reports the failure if they cannot.
+func localPath(ctx context.Context, state StateReader, h StreamStateHandle, remoteOnly bool) string {
+	l, ok := state.(LocalStateLocator)
+	if !ok || remoteOnly || h.Ref == "" {
+		return ""
+	}
+	p, err := l.LocalStatePath(ctx, h)
+	if err != nil {
+		return ""
+	}
+	return p
 }
 
 // readAheadChunks is how many chunks a restore reads ahead of the plugin per handle, so

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
@@ -104,8 +105,31 @@ func (h *hostReader) ended() error {
 	return h.endErr
 }
 
-// Open asks the host to open h.
+// Open asks the host to open h. When the host answers with a local file, the plugin reads
+// the file itself, verified against h (see LocalStateLocator); when it cannot open it, it
+// asks again for the bytes through the host.
 func (h *hostReader) Open(ctx context.Context, handle StreamStateHandle) (io.ReadCloser, error) {
+	r, err := h.open(ctx, handle, false)
+	if err != nil || r.local == "" {
+		return r.reader, err
+	}
+	f, ferr := os.Open(r.local)
+	if ferr == nil {
+		return VerifyingReader(f, handle), nil
+	}
+	Logger().Debug("state file not readable here: reading it through the runner", "state", handle.Ref, "path", r.local, "error", ferr.Error())
+	r, err = h.open(ctx, handle, true)
+	return r.reader, err
+}
+
+// opened is the host's answer to an OpenRead: a reader of the bytes through the host, or a
+// local file to read.
+type opened struct {
+	reader io.ReadCloser
+	local  string
+}
+
+func (h *hostReader) open(ctx context.Context, handle StreamStateHandle, remoteOnly bool) (opened, error) {
 	ch := make(chan *pb.ReadOpened, 1)
 	h.mu.Lock()
 	h.nextID++
@@ -117,22 +141,25 @@ func (h *hostReader) Open(ctx context.Context, handle StreamStateHandle) (io.Rea
 		delete(h.opening, id)
 		h.mu.Unlock()
 	}
-	if err := h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Open{Open: &pb.OpenRead{ReadId: id, Handle: streamHandleToProto(handle)}}}); err != nil {
+	if err := h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Open{Open: &pb.OpenRead{ReadId: id, Handle: streamHandleToProto(handle), RemoteOnly: remoteOnly}}}); err != nil {
 		forget()
-		return nil, fmt.Errorf("opening state %q: %w", handle.Ref, err)
+		return opened{}, fmt.Errorf("opening state %q: %w", handle.Ref, err)
 	}
 	select {
 	case r := <-ch:
 		if err := errorFromProto(r.Error); err != nil {
-			return nil, err
+			return opened{}, err
 		}
-		return &remoteReader{h: h, id: id}, nil
+		if r.LocalPath != "" && !remoteOnly {
+			return opened{local: r.LocalPath}, nil
+		}
+		return opened{reader: &remoteReader{h: h, id: id}}, nil
 	case <-ctx.Done():
 		forget()
-		return nil, ctx.Err()
+		return opened{}, ctx.Err()
 	case <-h.done:
 		forget()
-		return nil, fmt.Errorf("opening state %q: %w", handle.Ref, h.ended())
+		return opened{}, fmt.Errorf("opening state %q: %w", handle.Ref, h.ended())
 	}
 }
 

@@ -36,7 +36,7 @@ func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID strin
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	a := &accessClient{c: s.rpc.storage, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation}
+	a := &accessClient{c: s.rpc.storage, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation, locates: r.LocatesLocalState}
 	if r.ListsSharedState {
 		return accessListerClient{a}, nil
 	}
@@ -44,13 +44,14 @@ func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID strin
 }
 
 // accessClient is a CheckpointStorageAccess living in a plugin process under id. The two
-// boolean properties, and whether it implements SharedStateLister (accessListerClient),
-// are read once, when it is created.
+// boolean properties, whether it implements SharedStateLister (accessListerClient) and
+// whether it implements LocalStateLocator (locates) are read once, when it is created.
 type accessClient struct {
 	c                pb.CheckpointStorageClient
 	id               uint64
 	ha               bool
 	defaultSavepoint bool
+	locates          bool
 }
 
 func (a *accessClient) SupportsHighlyAvailableStorage() bool { return a.ha }

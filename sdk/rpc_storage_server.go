@@ -58,11 +58,13 @@ func (s *storageServer) CreateAccess(ctx context.Context, req *pb.CreateAccessRe
 		return nil, fmt.Errorf("CreateCheckpointStorage returned no access and no error")
 	}
 	_, lists := a.(SharedStateLister)
+	_, locates := a.(LocalStateLocator)
 	return &pb.CreateAccessResponse{
 		AccessId:                       s.accesses.Add(a),
 		SupportsHighlyAvailableStorage: a.SupportsHighlyAvailableStorage(),
 		HasDefaultSavepointLocation:    a.HasDefaultSavepointLocation(),
 		ListsSharedState:               lists,
+		LocatesLocalState:              locates,
 	}, nil
 }
 

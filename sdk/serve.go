@@ -68,6 +68,8 @@ func ServeWithOptions(p Plugin, opts ServeOpts) {
 	for _, v := range protocols {
 		versioned[v] = plugin.PluginSet{wire.PluginName: &grpcPlugin{impl: p, protocols: protocols}}
 	}
+	stopProfile := startCPUProfile(logger)
+	defer stopProfile()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: versioned,

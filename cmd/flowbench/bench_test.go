@@ -11,19 +11,26 @@ import (
 
 // BenchmarkAggregate runs the same aggregate job across the plugin boundary and
 // in-process, side by side: go test -bench Aggregate ./cmd/flowbench. records/s is the
-// figure to compare.
+// figure to compare. The sizes are those of `make bench` (item 1), so a profile of one
+// variant, e.g.
+//
+//	FLOWSTATE_PLUGIN_CPUPROFILE=/tmp/prof go test -run '^$' -bench 'Aggregate/leveldb/plugin' \
+//	    -benchtime 1x -cpuprofile /tmp/prof/runner.pprof ./cmd/flowbench
+//
+// shows where that job's time goes, in the runner and in each plugin.
 func BenchmarkAggregate(b *testing.B) {
-	const records = 200_000
+	s := fullSettings()
+	pluginDir := testbin.PluginDir(b) // builds the plugins once, before any timing
 	for _, backend := range []string{"hashmap", "leveldb"} {
 		for _, m := range modes {
 			b.Run(fmt.Sprintf("%s/%s", backend, m), func(b *testing.B) {
 				var total int64
 				for b.Loop() {
-					job, err := jobs.Aggregate(jobs.Spec{Name: "aggregate", Keys: 10_000, Records: records, Parallelism: 2})
+					job, err := jobs.Aggregate(jobs.Spec{Name: "aggregate", Keys: s.AggKeys, Records: s.AggRecords, Parallelism: 2})
 					if err != nil {
 						b.Fatal(err)
 					}
-					r, err := runJob(context.Background(), runSpec{backend: backend, mode: m, pluginDir: testbin.PluginDir(b), checkpoints: b.TempDir()}, job)
+					r, err := runJob(context.Background(), runSpec{backend: backend, mode: m, pluginDir: pluginDir, checkpoints: b.TempDir()}, job)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -76,6 +76,20 @@ func (r Reader) Open(ctx context.Context, h sdk.StreamStateHandle) (io.ReadClose
 	return sdk.VerifyingReader(rc, h), nil
 }
 
+// LocalStatePath implements sdk.LocalStateLocator when the access does: a keyed backend in
+// a plugin process then reads local checkpoint files itself when it restores.
+func (r Reader) LocalStatePath(ctx context.Context, h sdk.StreamStateHandle) (string, error) {
+	l, ok := r.Access.(sdk.LocalStateLocator)
+	if !ok || h.Ref == "" {
+		return "", nil
+	}
+	p, err := l.LocalStatePath(ctx, h)
+	if err != nil {
+		return "", fmt.Errorf("locate state %s: %w", h.Ref, err)
+	}
+	return p, nil
+}
+
 // ReadAll reads a whole handle, verified.
 func (r Reader) ReadAll(ctx context.Context, h sdk.StreamStateHandle) ([]byte, error) {
 	rc, err := r.Open(ctx, h)

@@ -36,6 +36,8 @@ func ProcessStateBackend(t *testing.T, path string, opts sdk.Options) sdk.StateB
 	if !ok {
 		t.Fatalf("plugin %s serves no state backend", path)
 	}
+	processBackends.Store(sb, true)
+	t.Cleanup(func() { processBackends.Delete(sb) })
 	return sb
 }
 

@@ -11,6 +11,7 @@ import (
 )
 
 func restoreChecks(t *testing.T, factory BackendFactory) {
+	localRestoreChecks(t, factory)
 	t.Run("RescaleOutToTwoSubtasks", func(t *testing.T) {
 		streams := NewMemoryStreams()
 		m, handles := snapshotSubtasks(t, factory(t), "rescale-out", 1, 4000, streams)

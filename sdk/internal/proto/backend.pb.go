@@ -1766,9 +1766,14 @@ func (x *RestoreStart) GetHandles() []*KeyedStateHandle {
 }
 
 type ReadOpened struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ReadId        uint64                 `protobuf:"varint,1,opt,name=read_id,json=readId,proto3" json:"read_id,omitempty"`
-	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ReadId uint64                 `protobuf:"varint,1,opt,name=read_id,json=readId,proto3" json:"read_id,omitempty"`
+	Error  *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// local_path, when set, is a file on the host's machine that holds exactly the handle's
+	// bytes (sdk.LocalStateLocator): the plugin may read it itself, verifying size and
+	// checksum, instead of pulling chunks. The host opened nothing for this read; a plugin
+	// that cannot open the file sends OpenRead again with remote_only.
+	LocalPath     string `protobuf:"bytes,3,opt,name=local_path,json=localPath,proto3" json:"local_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1815,6 +1820,13 @@ func (x *ReadOpened) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *ReadOpened) GetLocalPath() string {
+	if x != nil {
+		return x.LocalPath
+	}
+	return ""
 }
 
 // ReadData answers ReadNext with the next chunk of at most 1 MiB; eof is set with the last.
@@ -2002,9 +2014,11 @@ func (*RestorePluginMessage_Close) isRestorePluginMessage_Msg() {}
 func (*RestorePluginMessage_Done) isRestorePluginMessage_Msg() {}
 
 type OpenRead struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	ReadId        uint64                 `protobuf:"varint,1,opt,name=read_id,json=readId,proto3" json:"read_id,omitempty"`
-	Handle        *StreamStateHandle     `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	ReadId uint64                 `protobuf:"varint,1,opt,name=read_id,json=readId,proto3" json:"read_id,omitempty"`
+	Handle *StreamStateHandle     `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	// remote_only asks for chunks even when the handle is a local file.
+	RemoteOnly    bool `protobuf:"varint,3,opt,name=remote_only,json=remoteOnly,proto3" json:"remote_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2051,6 +2065,13 @@ func (x *OpenRead) GetHandle() *StreamStateHandle {
 		return x.Handle
 	}
 	return nil
+}
+
+func (x *OpenRead) GetRemoteOnly() bool {
+	if x != nil {
+		return x.RemoteOnly
+	}
+	return false
 }
 
 type ReadNext struct {
@@ -2307,11 +2328,13 @@ const file_backend_proto_rawDesc = "" +
 	"\fRestoreStart\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\x128\n" +
-	"\ahandles\x18\x02 \x03(\v2\x1e.flowstate.v1.KeyedStateHandleR\ahandles\"P\n" +
+	"\ahandles\x18\x02 \x03(\v2\x1e.flowstate.v1.KeyedStateHandleR\ahandles\"o\n" +
 	"\n" +
 	"ReadOpened\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\x12)\n" +
-	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"t\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\x12\x1d\n" +
+	"\n" +
+	"local_path\x18\x03 \x01(\tR\tlocalPath\"t\n" +
 	"\bReadData\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\x12\x12\n" +
 	"\x04data\x18\x02 \x01(\fR\x04data\x12\x10\n" +
@@ -2322,10 +2345,12 @@ const file_backend_proto_rawDesc = "" +
 	"\x04next\x18\x02 \x01(\v2\x16.flowstate.v1.ReadNextH\x00R\x04next\x12/\n" +
 	"\x05close\x18\x03 \x01(\v2\x17.flowstate.v1.CloseReadH\x00R\x05close\x12/\n" +
 	"\x04done\x18\x04 \x01(\v2\x19.flowstate.v1.RestoreDoneH\x00R\x04doneB\x05\n" +
-	"\x03msg\"\\\n" +
+	"\x03msg\"}\n" +
 	"\bOpenRead\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\x127\n" +
-	"\x06handle\x18\x02 \x01(\v2\x1f.flowstate.v1.StreamStateHandleR\x06handle\"#\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1f.flowstate.v1.StreamStateHandleR\x06handle\x12\x1f\n" +
+	"\vremote_only\x18\x03 \x01(\bR\n" +
+	"remoteOnly\"#\n" +
 	"\bReadNext\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\"$\n" +
 	"\tCloseRead\x12\x17\n" +

@@ -119,8 +119,10 @@ type CreateAccessResponse struct {
 	HasDefaultSavepointLocation    bool                   `protobuf:"varint,3,opt,name=has_default_savepoint_location,json=hasDefaultSavepointLocation,proto3" json:"has_default_savepoint_location,omitempty"`
 	// lists_shared_state says the access implements sdk.SharedStateLister.
 	ListsSharedState bool `protobuf:"varint,4,opt,name=lists_shared_state,json=listsSharedState,proto3" json:"lists_shared_state,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// locates_local_state says the access implements sdk.LocalStateLocator.
+	LocatesLocalState bool `protobuf:"varint,5,opt,name=locates_local_state,json=locatesLocalState,proto3" json:"locates_local_state,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CreateAccessResponse) Reset() {
@@ -181,6 +183,110 @@ func (x *CreateAccessResponse) GetListsSharedState() bool {
 	return false
 }
 
+func (x *CreateAccessResponse) GetLocatesLocalState() bool {
+	if x != nil {
+		return x.LocatesLocalState
+	}
+	return false
+}
+
+type LocalStatePathRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	AccessId      uint64                 `protobuf:"varint,1,opt,name=access_id,json=accessId,proto3" json:"access_id,omitempty"`
+	Handle        *StreamStateHandle     `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LocalStatePathRequest) Reset() {
+	*x = LocalStatePathRequest{}
+	mi := &file_storage_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocalStatePathRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocalStatePathRequest) ProtoMessage() {}
+
+func (x *LocalStatePathRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocalStatePathRequest.ProtoReflect.Descriptor instead.
+func (*LocalStatePathRequest) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *LocalStatePathRequest) GetAccessId() uint64 {
+	if x != nil {
+		return x.AccessId
+	}
+	return 0
+}
+
+func (x *LocalStatePathRequest) GetHandle() *StreamStateHandle {
+	if x != nil {
+		return x.Handle
+	}
+	return nil
+}
+
+type LocalStatePathResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is empty when the handle is not a local file.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LocalStatePathResponse) Reset() {
+	*x = LocalStatePathResponse{}
+	mi := &file_storage_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LocalStatePathResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LocalStatePathResponse) ProtoMessage() {}
+
+func (x *LocalStatePathResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LocalStatePathResponse.ProtoReflect.Descriptor instead.
+func (*LocalStatePathResponse) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *LocalStatePathResponse) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 type ListSharedStateResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Handles       []*StreamStateHandle   `protobuf:"bytes,1,rep,name=handles,proto3" json:"handles,omitempty"`
@@ -190,7 +296,7 @@ type ListSharedStateResponse struct {
 
 func (x *ListSharedStateResponse) Reset() {
 	*x = ListSharedStateResponse{}
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -202,7 +308,7 @@ func (x *ListSharedStateResponse) String() string {
 func (*ListSharedStateResponse) ProtoMessage() {}
 
 func (x *ListSharedStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -215,7 +321,7 @@ func (x *ListSharedStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSharedStateResponse.ProtoReflect.Descriptor instead.
 func (*ListSharedStateResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{3}
+	return file_storage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListSharedStateResponse) GetHandles() []*StreamStateHandle {
@@ -234,7 +340,7 @@ type AccessRequest struct {
 
 func (x *AccessRequest) Reset() {
 	*x = AccessRequest{}
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -246,7 +352,7 @@ func (x *AccessRequest) String() string {
 func (*AccessRequest) ProtoMessage() {}
 
 func (x *AccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -259,7 +365,7 @@ func (x *AccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccessRequest.ProtoReflect.Descriptor instead.
 func (*AccessRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{4}
+	return file_storage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *AccessRequest) GetAccessId() uint64 {
@@ -279,7 +385,7 @@ type InitializeCheckpointLocationRequest struct {
 
 func (x *InitializeCheckpointLocationRequest) Reset() {
 	*x = InitializeCheckpointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +397,7 @@ func (x *InitializeCheckpointLocationRequest) String() string {
 func (*InitializeCheckpointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +410,7 @@ func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use InitializeCheckpointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeCheckpointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{5}
+	return file_storage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *InitializeCheckpointLocationRequest) GetAccessId() uint64 {
@@ -332,7 +438,7 @@ type InitializeSavepointLocationRequest struct {
 
 func (x *InitializeSavepointLocationRequest) Reset() {
 	*x = InitializeSavepointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -344,7 +450,7 @@ func (x *InitializeSavepointLocationRequest) String() string {
 func (*InitializeSavepointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -357,7 +463,7 @@ func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use InitializeSavepointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeSavepointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{6}
+	return file_storage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *InitializeSavepointLocationRequest) GetAccessId() uint64 {
@@ -391,7 +497,7 @@ type LocationResponse struct {
 
 func (x *LocationResponse) Reset() {
 	*x = LocationResponse{}
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -403,7 +509,7 @@ func (x *LocationResponse) String() string {
 func (*LocationResponse) ProtoMessage() {}
 
 func (x *LocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -416,7 +522,7 @@ func (x *LocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationResponse.ProtoReflect.Descriptor instead.
 func (*LocationResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{7}
+	return file_storage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LocationResponse) GetLocationId() uint64 {
@@ -442,7 +548,7 @@ type LocationRequest struct {
 
 func (x *LocationRequest) Reset() {
 	*x = LocationRequest{}
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -454,7 +560,7 @@ func (x *LocationRequest) String() string {
 func (*LocationRequest) ProtoMessage() {}
 
 func (x *LocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -467,7 +573,7 @@ func (x *LocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationRequest.ProtoReflect.Descriptor instead.
 func (*LocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{8}
+	return file_storage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *LocationRequest) GetLocationId() uint64 {
@@ -486,7 +592,7 @@ type ListCompletedCheckpointsResponse struct {
 
 func (x *ListCompletedCheckpointsResponse) Reset() {
 	*x = ListCompletedCheckpointsResponse{}
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -498,7 +604,7 @@ func (x *ListCompletedCheckpointsResponse) String() string {
 func (*ListCompletedCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -511,7 +617,7 @@ func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCompletedCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCompletedCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{9}
+	return file_storage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListCompletedCheckpointsResponse) GetLocations() []*CompletedLocation {
@@ -531,7 +637,7 @@ type OpenStateRequest struct {
 
 func (x *OpenStateRequest) Reset() {
 	*x = OpenStateRequest{}
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -543,7 +649,7 @@ func (x *OpenStateRequest) String() string {
 func (*OpenStateRequest) ProtoMessage() {}
 
 func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -556,7 +662,7 @@ func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStateRequest.ProtoReflect.Descriptor instead.
 func (*OpenStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{10}
+	return file_storage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *OpenStateRequest) GetAccessId() uint64 {
@@ -582,7 +688,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -594,7 +700,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -607,7 +713,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{11}
+	return file_storage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -627,7 +733,7 @@ type DiscardStateRequest struct {
 
 func (x *DiscardStateRequest) Reset() {
 	*x = DiscardStateRequest{}
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +745,7 @@ func (x *DiscardStateRequest) String() string {
 func (*DiscardStateRequest) ProtoMessage() {}
 
 func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +758,7 @@ func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardStateRequest.ProtoReflect.Descriptor instead.
 func (*DiscardStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{12}
+	return file_storage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *DiscardStateRequest) GetAccessId() uint64 {
@@ -679,7 +785,7 @@ type DisposeCheckpointRequest struct {
 
 func (x *DisposeCheckpointRequest) Reset() {
 	*x = DisposeCheckpointRequest{}
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -691,7 +797,7 @@ func (x *DisposeCheckpointRequest) String() string {
 func (*DisposeCheckpointRequest) ProtoMessage() {}
 
 func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -704,7 +810,7 @@ func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisposeCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*DisposeCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{13}
+	return file_storage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *DisposeCheckpointRequest) GetAccessId() uint64 {
@@ -731,7 +837,7 @@ type WriteStateOpen struct {
 
 func (x *WriteStateOpen) Reset() {
 	*x = WriteStateOpen{}
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -743,7 +849,7 @@ func (x *WriteStateOpen) String() string {
 func (*WriteStateOpen) ProtoMessage() {}
 
 func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -756,7 +862,7 @@ func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateOpen.ProtoReflect.Descriptor instead.
 func (*WriteStateOpen) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{14}
+	return file_storage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *WriteStateOpen) GetLocationId() uint64 {
@@ -786,7 +892,7 @@ type WriteStateMessage struct {
 
 func (x *WriteStateMessage) Reset() {
 	*x = WriteStateMessage{}
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -798,7 +904,7 @@ func (x *WriteStateMessage) String() string {
 func (*WriteStateMessage) ProtoMessage() {}
 
 func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -811,7 +917,7 @@ func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateMessage.ProtoReflect.Descriptor instead.
 func (*WriteStateMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{15}
+	return file_storage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WriteStateMessage) GetMsg() isWriteStateMessage_Msg {
@@ -868,7 +974,7 @@ type WriteMetadataMessage struct {
 
 func (x *WriteMetadataMessage) Reset() {
 	*x = WriteMetadataMessage{}
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -880,7 +986,7 @@ func (x *WriteMetadataMessage) String() string {
 func (*WriteMetadataMessage) ProtoMessage() {}
 
 func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -893,7 +999,7 @@ func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteMetadataMessage.ProtoReflect.Descriptor instead.
 func (*WriteMetadataMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{16}
+	return file_storage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WriteMetadataMessage) GetMsg() isWriteMetadataMessage_Msg {
@@ -946,12 +1052,18 @@ const file_storage_proto_rawDesc = "" +
 	"\x18ResolveCheckpointRequest\x12)\n" +
 	"\x10external_pointer\x18\x01 \x01(\tR\x0fexternalPointer\",\n" +
 	"\x13CreateAccessRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xf1\x01\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa1\x02\n" +
 	"\x14CreateAccessResponse\x12\x1b\n" +
 	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x12I\n" +
 	"!supports_highly_available_storage\x18\x02 \x01(\bR\x1esupportsHighlyAvailableStorage\x12C\n" +
 	"\x1ehas_default_savepoint_location\x18\x03 \x01(\bR\x1bhasDefaultSavepointLocation\x12,\n" +
-	"\x12lists_shared_state\x18\x04 \x01(\bR\x10listsSharedState\"T\n" +
+	"\x12lists_shared_state\x18\x04 \x01(\bR\x10listsSharedState\x12.\n" +
+	"\x13locates_local_state\x18\x05 \x01(\bR\x11locatesLocalState\"m\n" +
+	"\x15LocalStatePathRequest\x12\x1b\n" +
+	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x127\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1f.flowstate.v1.StreamStateHandleR\x06handle\",\n" +
+	"\x16LocalStatePathResponse\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"T\n" +
 	"\x17ListSharedStateResponse\x129\n" +
 	"\ahandles\x18\x01 \x03(\v2\x1f.flowstate.v1.StreamStateHandleR\ahandles\",\n" +
 	"\rAccessRequest\x12\x1b\n" +
@@ -995,7 +1107,8 @@ const file_storage_proto_rawDesc = "" +
 	"\vlocation_id\x18\x01 \x01(\x04H\x00R\n" +
 	"locationId\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\x05\n" +
-	"\x03msg2\xcc\t\n" +
+	"\x03msg2\xa9\n" +
+	"\n" +
 	"\x11CheckpointStorage\x12\\\n" +
 	"\x11ResolveCheckpoint\x12&.flowstate.v1.ResolveCheckpointRequest\x1a\x1f.flowstate.v1.CompletedLocation\x12U\n" +
 	"\fCreateAccess\x12!.flowstate.v1.CreateAccessRequest\x1a\".flowstate.v1.CreateAccessResponse\x12K\n" +
@@ -1011,7 +1124,8 @@ const file_storage_proto_rawDesc = "" +
 	"WriteState\x12\x1f.flowstate.v1.WriteStateMessage\x1a\x1f.flowstate.v1.StreamStateHandle(\x01\x12V\n" +
 	"\rWriteMetadata\x12\".flowstate.v1.WriteMetadataMessage\x1a\x1f.flowstate.v1.CompletedLocation(\x01\x12F\n" +
 	"\x10DisposeOnFailure\x12\x1d.flowstate.v1.LocationRequest\x1a\x13.flowstate.v1.Empty\x12W\n" +
-	"\x0fListSharedState\x12\x1b.flowstate.v1.AccessRequest\x1a%.flowstate.v1.ListSharedStateResponse0\x01B6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
+	"\x0fListSharedState\x12\x1b.flowstate.v1.AccessRequest\x1a%.flowstate.v1.ListSharedStateResponse0\x01\x12[\n" +
+	"\x0eLocalStatePath\x12#.flowstate.v1.LocalStatePathRequest\x1a$.flowstate.v1.LocalStatePathResponseB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
 
 var (
 	file_storage_proto_rawDescOnce sync.Once
@@ -1025,71 +1139,76 @@ func file_storage_proto_rawDescGZIP() []byte {
 	return file_storage_proto_rawDescData
 }
 
-var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
 var file_storage_proto_goTypes = []any{
 	(*ResolveCheckpointRequest)(nil),            // 0: flowstate.v1.ResolveCheckpointRequest
 	(*CreateAccessRequest)(nil),                 // 1: flowstate.v1.CreateAccessRequest
 	(*CreateAccessResponse)(nil),                // 2: flowstate.v1.CreateAccessResponse
-	(*ListSharedStateResponse)(nil),             // 3: flowstate.v1.ListSharedStateResponse
-	(*AccessRequest)(nil),                       // 4: flowstate.v1.AccessRequest
-	(*InitializeCheckpointLocationRequest)(nil), // 5: flowstate.v1.InitializeCheckpointLocationRequest
-	(*InitializeSavepointLocationRequest)(nil),  // 6: flowstate.v1.InitializeSavepointLocationRequest
-	(*LocationResponse)(nil),                    // 7: flowstate.v1.LocationResponse
-	(*LocationRequest)(nil),                     // 8: flowstate.v1.LocationRequest
-	(*ListCompletedCheckpointsResponse)(nil),    // 9: flowstate.v1.ListCompletedCheckpointsResponse
-	(*OpenStateRequest)(nil),                    // 10: flowstate.v1.OpenStateRequest
-	(*Chunk)(nil),                               // 11: flowstate.v1.Chunk
-	(*DiscardStateRequest)(nil),                 // 12: flowstate.v1.DiscardStateRequest
-	(*DisposeCheckpointRequest)(nil),            // 13: flowstate.v1.DisposeCheckpointRequest
-	(*WriteStateOpen)(nil),                      // 14: flowstate.v1.WriteStateOpen
-	(*WriteStateMessage)(nil),                   // 15: flowstate.v1.WriteStateMessage
-	(*WriteMetadataMessage)(nil),                // 16: flowstate.v1.WriteMetadataMessage
-	(*StreamStateHandle)(nil),                   // 17: flowstate.v1.StreamStateHandle
-	(*CompletedLocation)(nil),                   // 18: flowstate.v1.CompletedLocation
-	(Scope)(0),                                  // 19: flowstate.v1.Scope
-	(*Empty)(nil),                               // 20: flowstate.v1.Empty
+	(*LocalStatePathRequest)(nil),               // 3: flowstate.v1.LocalStatePathRequest
+	(*LocalStatePathResponse)(nil),              // 4: flowstate.v1.LocalStatePathResponse
+	(*ListSharedStateResponse)(nil),             // 5: flowstate.v1.ListSharedStateResponse
+	(*AccessRequest)(nil),                       // 6: flowstate.v1.AccessRequest
+	(*InitializeCheckpointLocationRequest)(nil), // 7: flowstate.v1.InitializeCheckpointLocationRequest
+	(*InitializeSavepointLocationRequest)(nil),  // 8: flowstate.v1.InitializeSavepointLocationRequest
+	(*LocationResponse)(nil),                    // 9: flowstate.v1.LocationResponse
+	(*LocationRequest)(nil),                     // 10: flowstate.v1.LocationRequest
+	(*ListCompletedCheckpointsResponse)(nil),    // 11: flowstate.v1.ListCompletedCheckpointsResponse
+	(*OpenStateRequest)(nil),                    // 12: flowstate.v1.OpenStateRequest
+	(*Chunk)(nil),                               // 13: flowstate.v1.Chunk
+	(*DiscardStateRequest)(nil),                 // 14: flowstate.v1.DiscardStateRequest
+	(*DisposeCheckpointRequest)(nil),            // 15: flowstate.v1.DisposeCheckpointRequest
+	(*WriteStateOpen)(nil),                      // 16: flowstate.v1.WriteStateOpen
+	(*WriteStateMessage)(nil),                   // 17: flowstate.v1.WriteStateMessage
+	(*WriteMetadataMessage)(nil),                // 18: flowstate.v1.WriteMetadataMessage
+	(*StreamStateHandle)(nil),                   // 19: flowstate.v1.StreamStateHandle
+	(*CompletedLocation)(nil),                   // 20: flowstate.v1.CompletedLocation
+	(Scope)(0),                                  // 21: flowstate.v1.Scope
+	(*Empty)(nil),                               // 22: flowstate.v1.Empty
 }
 var file_storage_proto_depIdxs = []int32{
-	17, // 0: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
-	18, // 1: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
-	17, // 2: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	17, // 3: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
-	18, // 4: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
-	19, // 5: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
-	14, // 6: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
-	0,  // 7: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
-	1,  // 8: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
-	4,  // 9: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
-	5,  // 10: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
-	6,  // 11: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
-	4,  // 12: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
-	10, // 13: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
-	12, // 14: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
-	13, // 15: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
-	4,  // 16: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
-	15, // 17: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
-	16, // 18: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
-	8,  // 19: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
-	4,  // 20: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
-	18, // 21: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
-	2,  // 22: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
-	20, // 23: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
-	7,  // 24: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
-	7,  // 25: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
-	9,  // 26: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
-	11, // 27: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
-	20, // 28: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
-	20, // 29: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
-	20, // 30: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
-	17, // 31: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
-	18, // 32: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
-	20, // 33: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
-	3,  // 34: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
-	21, // [21:35] is the sub-list for method output_type
-	7,  // [7:21] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	19, // 0: flowstate.v1.LocalStatePathRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	19, // 1: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
+	20, // 2: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
+	19, // 3: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	19, // 4: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
+	20, // 5: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
+	21, // 6: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
+	16, // 7: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
+	0,  // 8: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
+	1,  // 9: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
+	6,  // 10: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
+	7,  // 11: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
+	8,  // 12: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
+	6,  // 13: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
+	12, // 14: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
+	14, // 15: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
+	15, // 16: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
+	6,  // 17: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
+	17, // 18: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
+	18, // 19: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
+	10, // 20: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
+	6,  // 21: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
+	3,  // 22: flowstate.v1.CheckpointStorage.LocalStatePath:input_type -> flowstate.v1.LocalStatePathRequest
+	20, // 23: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
+	2,  // 24: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
+	22, // 25: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
+	9,  // 26: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
+	9,  // 27: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
+	11, // 28: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
+	13, // 29: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
+	22, // 30: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
+	22, // 31: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
+	22, // 32: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
+	19, // 33: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
+	20, // 34: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
+	22, // 35: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
+	5,  // 36: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
+	4,  // 37: flowstate.v1.CheckpointStorage.LocalStatePath:output_type -> flowstate.v1.LocalStatePathResponse
+	23, // [23:38] is the sub-list for method output_type
+	8,  // [8:23] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_storage_proto_init() }
@@ -1098,11 +1217,11 @@ func file_storage_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_storage_proto_msgTypes[15].OneofWrappers = []any{
+	file_storage_proto_msgTypes[17].OneofWrappers = []any{
 		(*WriteStateMessage_Open)(nil),
 		(*WriteStateMessage_Chunk)(nil),
 	}
-	file_storage_proto_msgTypes[16].OneofWrappers = []any{
+	file_storage_proto_msgTypes[18].OneofWrappers = []any{
 		(*WriteMetadataMessage_LocationId)(nil),
 		(*WriteMetadataMessage_Chunk)(nil),
 	}
@@ -1112,7 +1231,7 @@ func file_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_storage_proto_rawDesc), len(file_storage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   17,
+			NumMessages:   19,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

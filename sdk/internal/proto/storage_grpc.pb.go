@@ -36,6 +36,7 @@ const (
 	CheckpointStorage_WriteMetadata_FullMethodName                = "/flowstate.v1.CheckpointStorage/WriteMetadata"
 	CheckpointStorage_DisposeOnFailure_FullMethodName             = "/flowstate.v1.CheckpointStorage/DisposeOnFailure"
 	CheckpointStorage_ListSharedState_FullMethodName              = "/flowstate.v1.CheckpointStorage/ListSharedState"
+	CheckpointStorage_LocalStatePath_FullMethodName               = "/flowstate.v1.CheckpointStorage/LocalStatePath"
 )
 
 // CheckpointStorageClient is the client API for CheckpointStorage service.
@@ -64,6 +65,9 @@ type CheckpointStorageClient interface {
 	// ListSharedState streams the handles of the job's shared state streams in batches; only
 	// for accesses created with lists_shared_state (sdk.SharedStateLister).
 	ListSharedState(ctx context.Context, in *AccessRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ListSharedStateResponse], error)
+	// LocalStatePath answers sdk.LocalStateLocator; only for accesses created with
+	// locates_local_state.
+	LocalStatePath(ctx context.Context, in *LocalStatePathRequest, opts ...grpc.CallOption) (*LocalStatePathResponse, error)
 }
 
 type checkpointStorageClient struct {
@@ -238,6 +242,16 @@ func (c *checkpointStorageClient) ListSharedState(ctx context.Context, in *Acces
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type CheckpointStorage_ListSharedStateClient = grpc.ServerStreamingClient[ListSharedStateResponse]
 
+func (c *checkpointStorageClient) LocalStatePath(ctx context.Context, in *LocalStatePathRequest, opts ...grpc.CallOption) (*LocalStatePathResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LocalStatePathResponse)
+	err := c.cc.Invoke(ctx, CheckpointStorage_LocalStatePath_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CheckpointStorageServer is the server API for CheckpointStorage service.
 // All implementations must embed UnimplementedCheckpointStorageServer
 // for forward compatibility.
@@ -264,6 +278,9 @@ type CheckpointStorageServer interface {
 	// ListSharedState streams the handles of the job's shared state streams in batches; only
 	// for accesses created with lists_shared_state (sdk.SharedStateLister).
 	ListSharedState(*AccessRequest, grpc.ServerStreamingServer[ListSharedStateResponse]) error
+	// LocalStatePath answers sdk.LocalStateLocator; only for accesses created with
+	// locates_local_state.
+	LocalStatePath(context.Context, *LocalStatePathRequest) (*LocalStatePathResponse, error)
 	mustEmbedUnimplementedCheckpointStorageServer()
 }
 
@@ -315,6 +332,9 @@ func (UnimplementedCheckpointStorageServer) DisposeOnFailure(context.Context, *L
 }
 func (UnimplementedCheckpointStorageServer) ListSharedState(*AccessRequest, grpc.ServerStreamingServer[ListSharedStateResponse]) error {
 	return status.Error(codes.Unimplemented, "method ListSharedState not implemented")
+}
+func (UnimplementedCheckpointStorageServer) LocalStatePath(context.Context, *LocalStatePathRequest) (*LocalStatePathResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method LocalStatePath not implemented")
 }
 func (UnimplementedCheckpointStorageServer) mustEmbedUnimplementedCheckpointStorageServer() {}
 func (UnimplementedCheckpointStorageServer) testEmbeddedByValue()                           {}
@@ -553,6 +573,24 @@ func _CheckpointStorage_ListSharedState_Handler(srv interface{}, stream grpc.Ser
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type CheckpointStorage_ListSharedStateServer = grpc.ServerStreamingServer[ListSharedStateResponse]
 
+func _CheckpointStorage_LocalStatePath_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LocalStatePathRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CheckpointStorageServer).LocalStatePath(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CheckpointStorage_LocalStatePath_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CheckpointStorageServer).LocalStatePath(ctx, req.(*LocalStatePathRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CheckpointStorage_ServiceDesc is the grpc.ServiceDesc for CheckpointStorage service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -599,6 +637,10 @@ var CheckpointStorage_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DisposeOnFailure",
 			Handler:    _CheckpointStorage_DisposeOnFailure_Handler,
+		},
+		{
+			MethodName: "LocalStatePath",
+			Handler:    _CheckpointStorage_LocalStatePath_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
