@@ -33,8 +33,9 @@ func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params Keye
 
 // keyedClient is a KeyedStateBackend living in a plugin process under id.
 type keyedClient struct {
-	c  pb.StateBackendClient
-	id uint64
+	c      pb.StateBackendClient
+	id     uint64
+	writes *writeStream // see StartWrite; nil until the first
 }
 
 // Get sends the keys in batches of about 1 MiB; the plugin may answer each for a prefix
@@ -120,6 +121,10 @@ func (k *keyedClient) NotifyCheckpointAborted(ctx context.Context, checkpointID 
 func (k *keyedClient) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
+	if k.writes != nil {
+		k.writes.close(ctx)
+		k.writes = nil
+	}
 	_, err := k.c.CloseKeyedBackend(ctx, &pb.BackendRequest{BackendId: k.id})
 	return fromStatus(err)
 }

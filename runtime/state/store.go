@@ -57,7 +57,7 @@ type Store struct {
 	curKey   []byte
 	curGroup int
 	ctx      context.Context
-	pending  chan error // the result of the write in flight; nil when none
+	pending  []*pendingWrite // writes in flight, oldest first; see flush
 	stats    Stats
 	scratch  []byte
 }
@@ -180,41 +180,96 @@ func (s *Store) flush(ctx context.Context) error {
 			muts = append(muts, sdk.Mutation{Key: []byte(k), Value: e.value})
 		}
 	}
-	if err := s.Sync(); err != nil {
-		return err
+	if len(s.pending) >= MaxWritesInFlight {
+		if err := s.waitOldest(); err != nil {
+			return err
+		}
 	}
 	for _, m := range muts {
 		s.remember(string(m.Key), s.cache[string(m.Key)].value)
 	}
 	s.stats.WriteCalls++
 	s.stats.KeysWritten += int64(len(muts))
-	// The write goes on while the next batch is processed: the backend works on it while
-	// the subtask works on the next records. Sync waits for it before anything else
-	// reaches the backend.
-	done := make(chan error, 1)
-	s.pending = done
+	// The write goes on while the next batches are processed: the backend works on it
+	// while the subtask works on the next records. Writes apply in order, each after the
+	// one before; Sync waits for all of them before anything else reaches the backend.
+	if pw, ok := s.backend.(sdk.PipelinedWriter); ok {
+		// A plugin process: the batches stream to it, several in flight.
+		wait := pw.StartWrite(ctx, muts)
+		s.pending = append(s.pending, &pendingWrite{wait: func() error {
+			if err := wait(); err != nil {
+				return fmt.Errorf("write state of %d keys: %w", len(muts), err)
+			}
+			return nil
+		}})
+		return nil
+	}
+	w := &pendingWrite{done: make(chan struct{})}
+	var prev *pendingWrite
+	if n := len(s.pending); n > 0 {
+		prev = s.pending[n-1]
+	}
+	s.pending = append(s.pending, w)
 	go func() {
-		if err := s.backend.Write(ctx, muts); err != nil {
-			done <- fmt.Errorf("write state of %d keys: %w", len(muts), err)
-			return
+		defer close(w.done)
+		if prev != nil {
+			if err := prev.result(); err != nil {
+				w.err = err // the backend may hold part of it: write nothing more
+				return
+			}
 		}
-		done <- nil
+		if err := s.backend.Write(ctx, muts); err != nil {
+			w.err = fmt.Errorf("write state of %d keys: %w", len(muts), err)
+		}
 	}()
 	return nil
 }
 
-// Sync waits for the write in flight, if any, and returns its error. Call it before any
-// other call on the keyed backend (snapshot, notifications, close).
-func (s *Store) Sync() error {
-	if s.pending == nil {
-		return nil
+// MaxWritesInFlight is how many micro-batch writes a Store lets run behind its subtask
+// before it waits for the oldest. Across a plugin boundary a write's latency is mostly
+// waiting for a core and the round trip, not work; several in flight keep the subtask
+// busy meanwhile.
+const MaxWritesInFlight = 4
+
+// pendingWrite is a micro-batch write in flight: a PipelinedWriter's wait, or a goroutine
+// that sets err and then closes done.
+type pendingWrite struct {
+	wait func() error
+	done chan struct{}
+	err  error
+}
+
+// result waits for the write and returns its error.
+func (w *pendingWrite) result() error {
+	if w.wait != nil {
+		return w.wait()
 	}
-	err := <-s.pending
-	s.pending = nil
+	<-w.done
+	return w.err
+}
+
+// waitOldest waits for the oldest write in flight and returns its error.
+func (s *Store) waitOldest() error {
+	w := s.pending[0]
+	s.pending[0] = nil
+	s.pending = s.pending[1:]
+	err := w.result()
 	if err != nil {
 		clear(s.warm) // the write may have applied in part
 	}
 	return err
+}
+
+// Sync waits for the writes in flight, if any, and returns the first error. Call it before
+// any other call on the keyed backend (snapshot, notifications, close).
+func (s *Store) Sync() error {
+	var first error
+	for len(s.pending) > 0 {
+		if err := s.waitOldest(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // remember keeps a value the backend now holds for later batches. The keyed backend of a

@@ -2,8 +2,12 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -196,5 +200,101 @@ func TestStoreCacheServesLaterBatchesAndStaysBounded(t *testing.T) {
 	})
 	if len(s.warm) > 3 {
 		t.Fatalf("cache holds %d entries, bound is 3", len(s.warm))
+	}
+}
+
+// slowBackend records the order writes arrive in, takes its time over each, and fails the
+// write numbered failAt (1-based; 0: never).
+type slowBackend struct {
+	sdk.KeyedStateBackend
+	mu       sync.Mutex
+	inFlight int
+	maxSeen  int
+	order    []string // the value of key "k" each write carried
+	failAt   int
+}
+
+func (b *slowBackend) Get(_ context.Context, keys [][]byte) ([][]byte, error) {
+	return make([][]byte, len(keys)), nil
+}
+
+func (b *slowBackend) Write(_ context.Context, muts []sdk.Mutation) error {
+	b.mu.Lock()
+	b.inFlight++
+	b.maxSeen = max(b.maxSeen, b.inFlight)
+	n := len(b.order) + 1
+	b.order = append(b.order, string(muts[0].Value))
+	b.mu.Unlock()
+	time.Sleep(2 * time.Millisecond)
+	b.mu.Lock()
+	b.inFlight--
+	b.mu.Unlock()
+	if n == b.failAt {
+		return errors.New("disk on fire")
+	}
+	return nil
+}
+
+// TestStoreWritesInFlightApplyInOrder: several batches' writes run behind the subtask, one
+// at a time and in batch order, and Sync waits for all of them.
+func TestStoreWritesInFlightApplyInOrder(t *testing.T) {
+	b := &slowBackend{}
+	s, _ := NewStore(b, 8, []Descriptor{NewValue("v", Int64)})
+	s.SetCacheEntries(1 << 10) // every batch after the first is served from the cache
+	const batches = 20
+	for i := 0; i < batches; i++ {
+		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
+			return s.set("v", []byte(fmt.Sprint(i)))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(s.pending) > MaxWritesInFlight {
+			t.Fatalf("%d writes in flight, want at most %d", len(s.pending), MaxWritesInFlight)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.order) != batches {
+		t.Fatalf("%d writes reached the backend, want %d", len(b.order), batches)
+	}
+	for i, v := range b.order {
+		if v != fmt.Sprint(i) {
+			t.Fatalf("write %d carried %q, want %q: writes applied out of order (%v)", i, v, fmt.Sprint(i), b.order)
+		}
+	}
+	if b.maxSeen != 1 {
+		t.Fatalf("%d writes reached the backend at once, want one at a time", b.maxSeen)
+	}
+}
+
+// TestStoreFailedWriteStopsLaterWrites: when a write in flight fails, the writes queued
+// behind it never reach the backend, and the error comes back from Sync.
+func TestStoreFailedWriteStopsLaterWrites(t *testing.T) {
+	b := &slowBackend{failAt: 2}
+	s, _ := NewStore(b, 8, []Descriptor{NewValue("v", Int64)})
+	s.SetCacheEntries(1 << 10)
+	var err error
+	for i := 0; i < 3 && err == nil; i++ {
+		err = s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
+			return s.set("v", []byte(fmt.Sprint(i)))
+		})
+	}
+	if err == nil {
+		err = s.Sync()
+	}
+	if err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("got %v, want the failed write's error", err)
+	}
+	if len(s.pending) != 0 {
+		t.Fatalf("%d writes still pending after the error", len(s.pending))
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.order) != 2 {
+		t.Fatalf("%d writes reached the backend, want 2 (none after the failed one)", len(b.order))
 	}
 }

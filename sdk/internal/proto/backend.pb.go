@@ -414,6 +414,50 @@ func (x *Mutation) GetDelete() bool {
 	return false
 }
 
+type WriteAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteAck) Reset() {
+	*x = WriteAck{}
+	mi := &file_backend_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteAck) ProtoMessage() {}
+
+func (x *WriteAck) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteAck.ProtoReflect.Descriptor instead.
+func (*WriteAck) Descriptor() ([]byte, []int) {
+	return file_backend_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *WriteAck) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type WriteRequest struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	BackendId uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
@@ -429,7 +473,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_backend_proto_msgTypes[7]
+	mi := &file_backend_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -441,7 +485,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[7]
+	mi := &file_backend_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -454,7 +498,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{7}
+	return file_backend_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *WriteRequest) GetBackendId() uint64 {
@@ -491,7 +535,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_backend_proto_msgTypes[8]
+	mi := &file_backend_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +547,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[8]
+	mi := &file_backend_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +560,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{8}
+	return file_backend_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ScanRequest) GetBackendId() uint64 {
@@ -557,7 +601,7 @@ type KV struct {
 
 func (x *KV) Reset() {
 	*x = KV{}
-	mi := &file_backend_proto_msgTypes[9]
+	mi := &file_backend_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +613,7 @@ func (x *KV) String() string {
 func (*KV) ProtoMessage() {}
 
 func (x *KV) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[9]
+	mi := &file_backend_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +626,7 @@ func (x *KV) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KV.ProtoReflect.Descriptor instead.
 func (*KV) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{9}
+	return file_backend_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *KV) GetKey() []byte {
@@ -608,7 +652,7 @@ type ScanResponse struct {
 
 func (x *ScanResponse) Reset() {
 	*x = ScanResponse{}
-	mi := &file_backend_proto_msgTypes[10]
+	mi := &file_backend_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -620,7 +664,7 @@ func (x *ScanResponse) String() string {
 func (*ScanResponse) ProtoMessage() {}
 
 func (x *ScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[10]
+	mi := &file_backend_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -633,7 +677,7 @@ func (x *ScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanResponse.ProtoReflect.Descriptor instead.
 func (*ScanResponse) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{10}
+	return file_backend_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ScanResponse) GetPairs() []*KV {
@@ -654,7 +698,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_backend_proto_msgTypes[11]
+	mi := &file_backend_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -666,7 +710,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[11]
+	mi := &file_backend_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -679,7 +723,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{11}
+	return file_backend_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *SnapshotRequest) GetBackendId() uint64 {
@@ -712,7 +756,7 @@ type SnapshotResponse struct {
 
 func (x *SnapshotResponse) Reset() {
 	*x = SnapshotResponse{}
-	mi := &file_backend_proto_msgTypes[12]
+	mi := &file_backend_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +768,7 @@ func (x *SnapshotResponse) String() string {
 func (*SnapshotResponse) ProtoMessage() {}
 
 func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[12]
+	mi := &file_backend_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +781,7 @@ func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{12}
+	return file_backend_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SnapshotResponse) GetSnapshotId() uint64 {
@@ -756,7 +800,7 @@ type SnapshotReleaseRequest struct {
 
 func (x *SnapshotReleaseRequest) Reset() {
 	*x = SnapshotReleaseRequest{}
-	mi := &file_backend_proto_msgTypes[13]
+	mi := &file_backend_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -768,7 +812,7 @@ func (x *SnapshotReleaseRequest) String() string {
 func (*SnapshotReleaseRequest) ProtoMessage() {}
 
 func (x *SnapshotReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[13]
+	mi := &file_backend_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -781,7 +825,7 @@ func (x *SnapshotReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotReleaseRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{13}
+	return file_backend_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SnapshotReleaseRequest) GetSnapshotId() uint64 {
@@ -801,7 +845,7 @@ type NotifyRequest struct {
 
 func (x *NotifyRequest) Reset() {
 	*x = NotifyRequest{}
-	mi := &file_backend_proto_msgTypes[14]
+	mi := &file_backend_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -813,7 +857,7 @@ func (x *NotifyRequest) String() string {
 func (*NotifyRequest) ProtoMessage() {}
 
 func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[14]
+	mi := &file_backend_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -826,7 +870,7 @@ func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyRequest.ProtoReflect.Descriptor instead.
 func (*NotifyRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{14}
+	return file_backend_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *NotifyRequest) GetBackendId() uint64 {
@@ -853,7 +897,7 @@ type NamedStateHandle struct {
 
 func (x *NamedStateHandle) Reset() {
 	*x = NamedStateHandle{}
-	mi := &file_backend_proto_msgTypes[15]
+	mi := &file_backend_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -865,7 +909,7 @@ func (x *NamedStateHandle) String() string {
 func (*NamedStateHandle) ProtoMessage() {}
 
 func (x *NamedStateHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[15]
+	mi := &file_backend_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -878,7 +922,7 @@ func (x *NamedStateHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamedStateHandle.ProtoReflect.Descriptor instead.
 func (*NamedStateHandle) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{15}
+	return file_backend_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NamedStateHandle) GetName() string {
@@ -907,7 +951,7 @@ type KeyedStateHandle struct {
 
 func (x *KeyedStateHandle) Reset() {
 	*x = KeyedStateHandle{}
-	mi := &file_backend_proto_msgTypes[16]
+	mi := &file_backend_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +963,7 @@ func (x *KeyedStateHandle) String() string {
 func (*KeyedStateHandle) ProtoMessage() {}
 
 func (x *KeyedStateHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[16]
+	mi := &file_backend_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +976,7 @@ func (x *KeyedStateHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyedStateHandle.ProtoReflect.Descriptor instead.
 func (*KeyedStateHandle) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{16}
+	return file_backend_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *KeyedStateHandle) GetKeyGroups() *KeyGroupRange {
@@ -979,7 +1023,7 @@ type SnapshotWriteHostMessage struct {
 
 func (x *SnapshotWriteHostMessage) Reset() {
 	*x = SnapshotWriteHostMessage{}
-	mi := &file_backend_proto_msgTypes[17]
+	mi := &file_backend_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -991,7 +1035,7 @@ func (x *SnapshotWriteHostMessage) String() string {
 func (*SnapshotWriteHostMessage) ProtoMessage() {}
 
 func (x *SnapshotWriteHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[17]
+	mi := &file_backend_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1004,7 +1048,7 @@ func (x *SnapshotWriteHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWriteHostMessage.ProtoReflect.Descriptor instead.
 func (*SnapshotWriteHostMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{17}
+	return file_backend_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *SnapshotWriteHostMessage) GetMsg() isSnapshotWriteHostMessage_Msg {
@@ -1089,7 +1133,7 @@ type SnapshotWriteStart struct {
 
 func (x *SnapshotWriteStart) Reset() {
 	*x = SnapshotWriteStart{}
-	mi := &file_backend_proto_msgTypes[18]
+	mi := &file_backend_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1101,7 +1145,7 @@ func (x *SnapshotWriteStart) String() string {
 func (*SnapshotWriteStart) ProtoMessage() {}
 
 func (x *SnapshotWriteStart) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[18]
+	mi := &file_backend_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1114,7 +1158,7 @@ func (x *SnapshotWriteStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWriteStart.ProtoReflect.Descriptor instead.
 func (*SnapshotWriteStart) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{18}
+	return file_backend_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SnapshotWriteStart) GetSnapshotId() uint64 {
@@ -1134,7 +1178,7 @@ type StreamOpened struct {
 
 func (x *StreamOpened) Reset() {
 	*x = StreamOpened{}
-	mi := &file_backend_proto_msgTypes[19]
+	mi := &file_backend_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1190,7 @@ func (x *StreamOpened) String() string {
 func (*StreamOpened) ProtoMessage() {}
 
 func (x *StreamOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[19]
+	mi := &file_backend_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1203,7 @@ func (x *StreamOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOpened.ProtoReflect.Descriptor instead.
 func (*StreamOpened) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{19}
+	return file_backend_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StreamOpened) GetStreamId() uint64 {
@@ -1187,7 +1231,7 @@ type StreamClosed struct {
 
 func (x *StreamClosed) Reset() {
 	*x = StreamClosed{}
-	mi := &file_backend_proto_msgTypes[20]
+	mi := &file_backend_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1243,7 @@ func (x *StreamClosed) String() string {
 func (*StreamClosed) ProtoMessage() {}
 
 func (x *StreamClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[20]
+	mi := &file_backend_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1256,7 @@ func (x *StreamClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamClosed.ProtoReflect.Descriptor instead.
 func (*StreamClosed) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{20}
+	return file_backend_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StreamClosed) GetStreamId() uint64 {
@@ -1246,7 +1290,7 @@ type StreamFailed struct {
 
 func (x *StreamFailed) Reset() {
 	*x = StreamFailed{}
-	mi := &file_backend_proto_msgTypes[21]
+	mi := &file_backend_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1258,7 +1302,7 @@ func (x *StreamFailed) String() string {
 func (*StreamFailed) ProtoMessage() {}
 
 func (x *StreamFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[21]
+	mi := &file_backend_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1271,7 +1315,7 @@ func (x *StreamFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamFailed.ProtoReflect.Descriptor instead.
 func (*StreamFailed) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{21}
+	return file_backend_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StreamFailed) GetStreamId() uint64 {
@@ -1304,7 +1348,7 @@ type SnapshotWritePluginMessage struct {
 
 func (x *SnapshotWritePluginMessage) Reset() {
 	*x = SnapshotWritePluginMessage{}
-	mi := &file_backend_proto_msgTypes[22]
+	mi := &file_backend_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1316,7 +1360,7 @@ func (x *SnapshotWritePluginMessage) String() string {
 func (*SnapshotWritePluginMessage) ProtoMessage() {}
 
 func (x *SnapshotWritePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[22]
+	mi := &file_backend_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1329,7 +1373,7 @@ func (x *SnapshotWritePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWritePluginMessage.ProtoReflect.Descriptor instead.
 func (*SnapshotWritePluginMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{22}
+	return file_backend_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SnapshotWritePluginMessage) GetMsg() isSnapshotWritePluginMessage_Msg {
@@ -1413,7 +1457,7 @@ type OpenStream struct {
 
 func (x *OpenStream) Reset() {
 	*x = OpenStream{}
-	mi := &file_backend_proto_msgTypes[23]
+	mi := &file_backend_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1469,7 @@ func (x *OpenStream) String() string {
 func (*OpenStream) ProtoMessage() {}
 
 func (x *OpenStream) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[23]
+	mi := &file_backend_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1482,7 @@ func (x *OpenStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStream.ProtoReflect.Descriptor instead.
 func (*OpenStream) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{23}
+	return file_backend_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *OpenStream) GetStreamId() uint64 {
@@ -1465,7 +1509,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_backend_proto_msgTypes[24]
+	mi := &file_backend_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1521,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[24]
+	mi := &file_backend_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1534,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{24}
+	return file_backend_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *StreamChunk) GetStreamId() uint64 {
@@ -1519,7 +1563,7 @@ type CloseStream struct {
 
 func (x *CloseStream) Reset() {
 	*x = CloseStream{}
-	mi := &file_backend_proto_msgTypes[25]
+	mi := &file_backend_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1575,7 @@ func (x *CloseStream) String() string {
 func (*CloseStream) ProtoMessage() {}
 
 func (x *CloseStream) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[25]
+	mi := &file_backend_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1588,7 @@ func (x *CloseStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStream.ProtoReflect.Descriptor instead.
 func (*CloseStream) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{25}
+	return file_backend_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *CloseStream) GetStreamId() uint64 {
@@ -1571,7 +1615,7 @@ type SnapshotWriteDone struct {
 
 func (x *SnapshotWriteDone) Reset() {
 	*x = SnapshotWriteDone{}
-	mi := &file_backend_proto_msgTypes[26]
+	mi := &file_backend_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1583,7 +1627,7 @@ func (x *SnapshotWriteDone) String() string {
 func (*SnapshotWriteDone) ProtoMessage() {}
 
 func (x *SnapshotWriteDone) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[26]
+	mi := &file_backend_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1596,7 +1640,7 @@ func (x *SnapshotWriteDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWriteDone.ProtoReflect.Descriptor instead.
 func (*SnapshotWriteDone) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{26}
+	return file_backend_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SnapshotWriteDone) GetHandles() []*KeyedStateHandle {
@@ -1628,7 +1672,7 @@ type RestoreHostMessage struct {
 
 func (x *RestoreHostMessage) Reset() {
 	*x = RestoreHostMessage{}
-	mi := &file_backend_proto_msgTypes[27]
+	mi := &file_backend_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1684,7 @@ func (x *RestoreHostMessage) String() string {
 func (*RestoreHostMessage) ProtoMessage() {}
 
 func (x *RestoreHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[27]
+	mi := &file_backend_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1697,7 @@ func (x *RestoreHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreHostMessage.ProtoReflect.Descriptor instead.
 func (*RestoreHostMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{27}
+	return file_backend_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *RestoreHostMessage) GetMsg() isRestoreHostMessage_Msg {
@@ -1723,7 +1767,7 @@ type RestoreStart struct {
 
 func (x *RestoreStart) Reset() {
 	*x = RestoreStart{}
-	mi := &file_backend_proto_msgTypes[28]
+	mi := &file_backend_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1735,7 +1779,7 @@ func (x *RestoreStart) String() string {
 func (*RestoreStart) ProtoMessage() {}
 
 func (x *RestoreStart) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[28]
+	mi := &file_backend_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1748,7 +1792,7 @@ func (x *RestoreStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreStart.ProtoReflect.Descriptor instead.
 func (*RestoreStart) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{28}
+	return file_backend_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RestoreStart) GetBackendId() uint64 {
@@ -1780,7 +1824,7 @@ type ReadOpened struct {
 
 func (x *ReadOpened) Reset() {
 	*x = ReadOpened{}
-	mi := &file_backend_proto_msgTypes[29]
+	mi := &file_backend_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1792,7 +1836,7 @@ func (x *ReadOpened) String() string {
 func (*ReadOpened) ProtoMessage() {}
 
 func (x *ReadOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[29]
+	mi := &file_backend_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1805,7 +1849,7 @@ func (x *ReadOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOpened.ProtoReflect.Descriptor instead.
 func (*ReadOpened) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{29}
+	return file_backend_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ReadOpened) GetReadId() uint64 {
@@ -1842,7 +1886,7 @@ type ReadData struct {
 
 func (x *ReadData) Reset() {
 	*x = ReadData{}
-	mi := &file_backend_proto_msgTypes[30]
+	mi := &file_backend_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1854,7 +1898,7 @@ func (x *ReadData) String() string {
 func (*ReadData) ProtoMessage() {}
 
 func (x *ReadData) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[30]
+	mi := &file_backend_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1867,7 +1911,7 @@ func (x *ReadData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadData.ProtoReflect.Descriptor instead.
 func (*ReadData) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{30}
+	return file_backend_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReadData) GetReadId() uint64 {
@@ -1914,7 +1958,7 @@ type RestorePluginMessage struct {
 
 func (x *RestorePluginMessage) Reset() {
 	*x = RestorePluginMessage{}
-	mi := &file_backend_proto_msgTypes[31]
+	mi := &file_backend_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1926,7 +1970,7 @@ func (x *RestorePluginMessage) String() string {
 func (*RestorePluginMessage) ProtoMessage() {}
 
 func (x *RestorePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[31]
+	mi := &file_backend_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1939,7 +1983,7 @@ func (x *RestorePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestorePluginMessage.ProtoReflect.Descriptor instead.
 func (*RestorePluginMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{31}
+	return file_backend_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RestorePluginMessage) GetMsg() isRestorePluginMessage_Msg {
@@ -2025,7 +2069,7 @@ type OpenRead struct {
 
 func (x *OpenRead) Reset() {
 	*x = OpenRead{}
-	mi := &file_backend_proto_msgTypes[32]
+	mi := &file_backend_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2037,7 +2081,7 @@ func (x *OpenRead) String() string {
 func (*OpenRead) ProtoMessage() {}
 
 func (x *OpenRead) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[32]
+	mi := &file_backend_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2050,7 +2094,7 @@ func (x *OpenRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRead.ProtoReflect.Descriptor instead.
 func (*OpenRead) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{32}
+	return file_backend_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *OpenRead) GetReadId() uint64 {
@@ -2083,7 +2127,7 @@ type ReadNext struct {
 
 func (x *ReadNext) Reset() {
 	*x = ReadNext{}
-	mi := &file_backend_proto_msgTypes[33]
+	mi := &file_backend_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2095,7 +2139,7 @@ func (x *ReadNext) String() string {
 func (*ReadNext) ProtoMessage() {}
 
 func (x *ReadNext) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[33]
+	mi := &file_backend_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2108,7 +2152,7 @@ func (x *ReadNext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadNext.ProtoReflect.Descriptor instead.
 func (*ReadNext) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{33}
+	return file_backend_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReadNext) GetReadId() uint64 {
@@ -2127,7 +2171,7 @@ type CloseRead struct {
 
 func (x *CloseRead) Reset() {
 	*x = CloseRead{}
-	mi := &file_backend_proto_msgTypes[34]
+	mi := &file_backend_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2139,7 +2183,7 @@ func (x *CloseRead) String() string {
 func (*CloseRead) ProtoMessage() {}
 
 func (x *CloseRead) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[34]
+	mi := &file_backend_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2152,7 +2196,7 @@ func (x *CloseRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRead.ProtoReflect.Descriptor instead.
 func (*CloseRead) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{34}
+	return file_backend_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *CloseRead) GetReadId() uint64 {
@@ -2171,7 +2215,7 @@ type RestoreDone struct {
 
 func (x *RestoreDone) Reset() {
 	*x = RestoreDone{}
-	mi := &file_backend_proto_msgTypes[35]
+	mi := &file_backend_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2183,7 +2227,7 @@ func (x *RestoreDone) String() string {
 func (*RestoreDone) ProtoMessage() {}
 
 func (x *RestoreDone) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[35]
+	mi := &file_backend_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2196,7 +2240,7 @@ func (x *RestoreDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreDone.ProtoReflect.Descriptor instead.
 func (*RestoreDone) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{35}
+	return file_backend_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *RestoreDone) GetError() *Error {
@@ -2240,7 +2284,9 @@ const file_backend_proto_rawDesc = "" +
 	"\bMutation\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x16\n" +
-	"\x06delete\x18\x03 \x01(\bR\x06delete\"{\n" +
+	"\x06delete\x18\x03 \x01(\bR\x06delete\"5\n" +
+	"\bWriteAck\x12)\n" +
+	"\x05error\x18\x01 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"{\n" +
 	"\fWriteRequest\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\x124\n" +
@@ -2356,11 +2402,12 @@ const file_backend_proto_rawDesc = "" +
 	"\tCloseRead\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\"8\n" +
 	"\vRestoreDone\x12)\n" +
-	"\x05error\x18\x01 \x01(\v2\x13.flowstate.v1.ErrorR\x05error2\xe4\x06\n" +
+	"\x05error\x18\x01 \x01(\v2\x13.flowstate.v1.ErrorR\x05error2\xab\a\n" +
 	"\fStateBackend\x12g\n" +
 	"\x12CreateKeyedBackend\x12'.flowstate.v1.CreateKeyedBackendRequest\x1a(.flowstate.v1.CreateKeyedBackendResponse\x12:\n" +
 	"\x03Get\x12\x18.flowstate.v1.GetRequest\x1a\x19.flowstate.v1.GetResponse\x128\n" +
-	"\x05Write\x12\x1a.flowstate.v1.WriteRequest\x1a\x13.flowstate.v1.Empty\x12=\n" +
+	"\x05Write\x12\x1a.flowstate.v1.WriteRequest\x1a\x13.flowstate.v1.Empty\x12E\n" +
+	"\vWriteStream\x12\x1a.flowstate.v1.WriteRequest\x1a\x16.flowstate.v1.WriteAck(\x010\x01\x12=\n" +
 	"\x04Scan\x12\x19.flowstate.v1.ScanRequest\x1a\x1a.flowstate.v1.ScanResponse\x12I\n" +
 	"\bSnapshot\x12\x1d.flowstate.v1.SnapshotRequest\x1a\x1e.flowstate.v1.SnapshotResponse\x12e\n" +
 	"\rSnapshotWrite\x12&.flowstate.v1.SnapshotWriteHostMessage\x1a(.flowstate.v1.SnapshotWritePluginMessage(\x010\x01\x12L\n" +
@@ -2382,7 +2429,7 @@ func file_backend_proto_rawDescGZIP() []byte {
 	return file_backend_proto_rawDescData
 }
 
-var file_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
+var file_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_backend_proto_goTypes = []any{
 	(*KeyGroupRange)(nil),              // 0: flowstate.v1.KeyGroupRange
 	(*CreateKeyedBackendRequest)(nil),  // 1: flowstate.v1.CreateKeyedBackendRequest
@@ -2391,101 +2438,105 @@ var file_backend_proto_goTypes = []any{
 	(*GetRequest)(nil),                 // 4: flowstate.v1.GetRequest
 	(*GetResponse)(nil),                // 5: flowstate.v1.GetResponse
 	(*Mutation)(nil),                   // 6: flowstate.v1.Mutation
-	(*WriteRequest)(nil),               // 7: flowstate.v1.WriteRequest
-	(*ScanRequest)(nil),                // 8: flowstate.v1.ScanRequest
-	(*KV)(nil),                         // 9: flowstate.v1.KV
-	(*ScanResponse)(nil),               // 10: flowstate.v1.ScanResponse
-	(*SnapshotRequest)(nil),            // 11: flowstate.v1.SnapshotRequest
-	(*SnapshotResponse)(nil),           // 12: flowstate.v1.SnapshotResponse
-	(*SnapshotReleaseRequest)(nil),     // 13: flowstate.v1.SnapshotReleaseRequest
-	(*NotifyRequest)(nil),              // 14: flowstate.v1.NotifyRequest
-	(*NamedStateHandle)(nil),           // 15: flowstate.v1.NamedStateHandle
-	(*KeyedStateHandle)(nil),           // 16: flowstate.v1.KeyedStateHandle
-	(*SnapshotWriteHostMessage)(nil),   // 17: flowstate.v1.SnapshotWriteHostMessage
-	(*SnapshotWriteStart)(nil),         // 18: flowstate.v1.SnapshotWriteStart
-	(*StreamOpened)(nil),               // 19: flowstate.v1.StreamOpened
-	(*StreamClosed)(nil),               // 20: flowstate.v1.StreamClosed
-	(*StreamFailed)(nil),               // 21: flowstate.v1.StreamFailed
-	(*SnapshotWritePluginMessage)(nil), // 22: flowstate.v1.SnapshotWritePluginMessage
-	(*OpenStream)(nil),                 // 23: flowstate.v1.OpenStream
-	(*StreamChunk)(nil),                // 24: flowstate.v1.StreamChunk
-	(*CloseStream)(nil),                // 25: flowstate.v1.CloseStream
-	(*SnapshotWriteDone)(nil),          // 26: flowstate.v1.SnapshotWriteDone
-	(*RestoreHostMessage)(nil),         // 27: flowstate.v1.RestoreHostMessage
-	(*RestoreStart)(nil),               // 28: flowstate.v1.RestoreStart
-	(*ReadOpened)(nil),                 // 29: flowstate.v1.ReadOpened
-	(*ReadData)(nil),                   // 30: flowstate.v1.ReadData
-	(*RestorePluginMessage)(nil),       // 31: flowstate.v1.RestorePluginMessage
-	(*OpenRead)(nil),                   // 32: flowstate.v1.OpenRead
-	(*ReadNext)(nil),                   // 33: flowstate.v1.ReadNext
-	(*CloseRead)(nil),                  // 34: flowstate.v1.CloseRead
-	(*RestoreDone)(nil),                // 35: flowstate.v1.RestoreDone
-	(*StreamStateHandle)(nil),          // 36: flowstate.v1.StreamStateHandle
+	(*WriteAck)(nil),                   // 7: flowstate.v1.WriteAck
+	(*WriteRequest)(nil),               // 8: flowstate.v1.WriteRequest
+	(*ScanRequest)(nil),                // 9: flowstate.v1.ScanRequest
+	(*KV)(nil),                         // 10: flowstate.v1.KV
+	(*ScanResponse)(nil),               // 11: flowstate.v1.ScanResponse
+	(*SnapshotRequest)(nil),            // 12: flowstate.v1.SnapshotRequest
+	(*SnapshotResponse)(nil),           // 13: flowstate.v1.SnapshotResponse
+	(*SnapshotReleaseRequest)(nil),     // 14: flowstate.v1.SnapshotReleaseRequest
+	(*NotifyRequest)(nil),              // 15: flowstate.v1.NotifyRequest
+	(*NamedStateHandle)(nil),           // 16: flowstate.v1.NamedStateHandle
+	(*KeyedStateHandle)(nil),           // 17: flowstate.v1.KeyedStateHandle
+	(*SnapshotWriteHostMessage)(nil),   // 18: flowstate.v1.SnapshotWriteHostMessage
+	(*SnapshotWriteStart)(nil),         // 19: flowstate.v1.SnapshotWriteStart
+	(*StreamOpened)(nil),               // 20: flowstate.v1.StreamOpened
+	(*StreamClosed)(nil),               // 21: flowstate.v1.StreamClosed
+	(*StreamFailed)(nil),               // 22: flowstate.v1.StreamFailed
+	(*SnapshotWritePluginMessage)(nil), // 23: flowstate.v1.SnapshotWritePluginMessage
+	(*OpenStream)(nil),                 // 24: flowstate.v1.OpenStream
+	(*StreamChunk)(nil),                // 25: flowstate.v1.StreamChunk
+	(*CloseStream)(nil),                // 26: flowstate.v1.CloseStream
+	(*SnapshotWriteDone)(nil),          // 27: flowstate.v1.SnapshotWriteDone
+	(*RestoreHostMessage)(nil),         // 28: flowstate.v1.RestoreHostMessage
+	(*RestoreStart)(nil),               // 29: flowstate.v1.RestoreStart
+	(*ReadOpened)(nil),                 // 30: flowstate.v1.ReadOpened
+	(*ReadData)(nil),                   // 31: flowstate.v1.ReadData
+	(*RestorePluginMessage)(nil),       // 32: flowstate.v1.RestorePluginMessage
+	(*OpenRead)(nil),                   // 33: flowstate.v1.OpenRead
+	(*ReadNext)(nil),                   // 34: flowstate.v1.ReadNext
+	(*CloseRead)(nil),                  // 35: flowstate.v1.CloseRead
+	(*RestoreDone)(nil),                // 36: flowstate.v1.RestoreDone
 	(*Error)(nil),                      // 37: flowstate.v1.Error
-	(Scope)(0),                         // 38: flowstate.v1.Scope
-	(*Empty)(nil),                      // 39: flowstate.v1.Empty
+	(*StreamStateHandle)(nil),          // 38: flowstate.v1.StreamStateHandle
+	(Scope)(0),                         // 39: flowstate.v1.Scope
+	(*Empty)(nil),                      // 40: flowstate.v1.Empty
 }
 var file_backend_proto_depIdxs = []int32{
 	0,  // 0: flowstate.v1.CreateKeyedBackendRequest.key_groups:type_name -> flowstate.v1.KeyGroupRange
-	6,  // 1: flowstate.v1.WriteRequest.mutations:type_name -> flowstate.v1.Mutation
-	9,  // 2: flowstate.v1.ScanResponse.pairs:type_name -> flowstate.v1.KV
-	36, // 3: flowstate.v1.NamedStateHandle.handle:type_name -> flowstate.v1.StreamStateHandle
-	0,  // 4: flowstate.v1.KeyedStateHandle.key_groups:type_name -> flowstate.v1.KeyGroupRange
-	15, // 5: flowstate.v1.KeyedStateHandle.files:type_name -> flowstate.v1.NamedStateHandle
-	18, // 6: flowstate.v1.SnapshotWriteHostMessage.start:type_name -> flowstate.v1.SnapshotWriteStart
-	19, // 7: flowstate.v1.SnapshotWriteHostMessage.opened:type_name -> flowstate.v1.StreamOpened
-	20, // 8: flowstate.v1.SnapshotWriteHostMessage.closed:type_name -> flowstate.v1.StreamClosed
-	21, // 9: flowstate.v1.SnapshotWriteHostMessage.failed:type_name -> flowstate.v1.StreamFailed
-	37, // 10: flowstate.v1.StreamOpened.error:type_name -> flowstate.v1.Error
-	36, // 11: flowstate.v1.StreamClosed.handle:type_name -> flowstate.v1.StreamStateHandle
-	37, // 12: flowstate.v1.StreamClosed.error:type_name -> flowstate.v1.Error
-	37, // 13: flowstate.v1.StreamFailed.error:type_name -> flowstate.v1.Error
-	23, // 14: flowstate.v1.SnapshotWritePluginMessage.open:type_name -> flowstate.v1.OpenStream
-	24, // 15: flowstate.v1.SnapshotWritePluginMessage.chunk:type_name -> flowstate.v1.StreamChunk
-	25, // 16: flowstate.v1.SnapshotWritePluginMessage.close:type_name -> flowstate.v1.CloseStream
-	26, // 17: flowstate.v1.SnapshotWritePluginMessage.done:type_name -> flowstate.v1.SnapshotWriteDone
-	38, // 18: flowstate.v1.OpenStream.scope:type_name -> flowstate.v1.Scope
-	16, // 19: flowstate.v1.SnapshotWriteDone.handles:type_name -> flowstate.v1.KeyedStateHandle
-	37, // 20: flowstate.v1.SnapshotWriteDone.error:type_name -> flowstate.v1.Error
-	28, // 21: flowstate.v1.RestoreHostMessage.start:type_name -> flowstate.v1.RestoreStart
-	29, // 22: flowstate.v1.RestoreHostMessage.opened:type_name -> flowstate.v1.ReadOpened
-	30, // 23: flowstate.v1.RestoreHostMessage.data:type_name -> flowstate.v1.ReadData
-	16, // 24: flowstate.v1.RestoreStart.handles:type_name -> flowstate.v1.KeyedStateHandle
-	37, // 25: flowstate.v1.ReadOpened.error:type_name -> flowstate.v1.Error
-	37, // 26: flowstate.v1.ReadData.error:type_name -> flowstate.v1.Error
-	32, // 27: flowstate.v1.RestorePluginMessage.open:type_name -> flowstate.v1.OpenRead
-	33, // 28: flowstate.v1.RestorePluginMessage.next:type_name -> flowstate.v1.ReadNext
-	34, // 29: flowstate.v1.RestorePluginMessage.close:type_name -> flowstate.v1.CloseRead
-	35, // 30: flowstate.v1.RestorePluginMessage.done:type_name -> flowstate.v1.RestoreDone
-	36, // 31: flowstate.v1.OpenRead.handle:type_name -> flowstate.v1.StreamStateHandle
-	37, // 32: flowstate.v1.RestoreDone.error:type_name -> flowstate.v1.Error
-	1,  // 33: flowstate.v1.StateBackend.CreateKeyedBackend:input_type -> flowstate.v1.CreateKeyedBackendRequest
-	4,  // 34: flowstate.v1.StateBackend.Get:input_type -> flowstate.v1.GetRequest
-	7,  // 35: flowstate.v1.StateBackend.Write:input_type -> flowstate.v1.WriteRequest
-	8,  // 36: flowstate.v1.StateBackend.Scan:input_type -> flowstate.v1.ScanRequest
-	11, // 37: flowstate.v1.StateBackend.Snapshot:input_type -> flowstate.v1.SnapshotRequest
-	17, // 38: flowstate.v1.StateBackend.SnapshotWrite:input_type -> flowstate.v1.SnapshotWriteHostMessage
-	13, // 39: flowstate.v1.StateBackend.SnapshotRelease:input_type -> flowstate.v1.SnapshotReleaseRequest
-	27, // 40: flowstate.v1.StateBackend.Restore:input_type -> flowstate.v1.RestoreHostMessage
-	14, // 41: flowstate.v1.StateBackend.NotifyCheckpointComplete:input_type -> flowstate.v1.NotifyRequest
-	14, // 42: flowstate.v1.StateBackend.NotifyCheckpointAborted:input_type -> flowstate.v1.NotifyRequest
-	3,  // 43: flowstate.v1.StateBackend.CloseKeyedBackend:input_type -> flowstate.v1.BackendRequest
-	2,  // 44: flowstate.v1.StateBackend.CreateKeyedBackend:output_type -> flowstate.v1.CreateKeyedBackendResponse
-	5,  // 45: flowstate.v1.StateBackend.Get:output_type -> flowstate.v1.GetResponse
-	39, // 46: flowstate.v1.StateBackend.Write:output_type -> flowstate.v1.Empty
-	10, // 47: flowstate.v1.StateBackend.Scan:output_type -> flowstate.v1.ScanResponse
-	12, // 48: flowstate.v1.StateBackend.Snapshot:output_type -> flowstate.v1.SnapshotResponse
-	22, // 49: flowstate.v1.StateBackend.SnapshotWrite:output_type -> flowstate.v1.SnapshotWritePluginMessage
-	39, // 50: flowstate.v1.StateBackend.SnapshotRelease:output_type -> flowstate.v1.Empty
-	31, // 51: flowstate.v1.StateBackend.Restore:output_type -> flowstate.v1.RestorePluginMessage
-	39, // 52: flowstate.v1.StateBackend.NotifyCheckpointComplete:output_type -> flowstate.v1.Empty
-	39, // 53: flowstate.v1.StateBackend.NotifyCheckpointAborted:output_type -> flowstate.v1.Empty
-	39, // 54: flowstate.v1.StateBackend.CloseKeyedBackend:output_type -> flowstate.v1.Empty
-	44, // [44:55] is the sub-list for method output_type
-	33, // [33:44] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	37, // 1: flowstate.v1.WriteAck.error:type_name -> flowstate.v1.Error
+	6,  // 2: flowstate.v1.WriteRequest.mutations:type_name -> flowstate.v1.Mutation
+	10, // 3: flowstate.v1.ScanResponse.pairs:type_name -> flowstate.v1.KV
+	38, // 4: flowstate.v1.NamedStateHandle.handle:type_name -> flowstate.v1.StreamStateHandle
+	0,  // 5: flowstate.v1.KeyedStateHandle.key_groups:type_name -> flowstate.v1.KeyGroupRange
+	16, // 6: flowstate.v1.KeyedStateHandle.files:type_name -> flowstate.v1.NamedStateHandle
+	19, // 7: flowstate.v1.SnapshotWriteHostMessage.start:type_name -> flowstate.v1.SnapshotWriteStart
+	20, // 8: flowstate.v1.SnapshotWriteHostMessage.opened:type_name -> flowstate.v1.StreamOpened
+	21, // 9: flowstate.v1.SnapshotWriteHostMessage.closed:type_name -> flowstate.v1.StreamClosed
+	22, // 10: flowstate.v1.SnapshotWriteHostMessage.failed:type_name -> flowstate.v1.StreamFailed
+	37, // 11: flowstate.v1.StreamOpened.error:type_name -> flowstate.v1.Error
+	38, // 12: flowstate.v1.StreamClosed.handle:type_name -> flowstate.v1.StreamStateHandle
+	37, // 13: flowstate.v1.StreamClosed.error:type_name -> flowstate.v1.Error
+	37, // 14: flowstate.v1.StreamFailed.error:type_name -> flowstate.v1.Error
+	24, // 15: flowstate.v1.SnapshotWritePluginMessage.open:type_name -> flowstate.v1.OpenStream
+	25, // 16: flowstate.v1.SnapshotWritePluginMessage.chunk:type_name -> flowstate.v1.StreamChunk
+	26, // 17: flowstate.v1.SnapshotWritePluginMessage.close:type_name -> flowstate.v1.CloseStream
+	27, // 18: flowstate.v1.SnapshotWritePluginMessage.done:type_name -> flowstate.v1.SnapshotWriteDone
+	39, // 19: flowstate.v1.OpenStream.scope:type_name -> flowstate.v1.Scope
+	17, // 20: flowstate.v1.SnapshotWriteDone.handles:type_name -> flowstate.v1.KeyedStateHandle
+	37, // 21: flowstate.v1.SnapshotWriteDone.error:type_name -> flowstate.v1.Error
+	29, // 22: flowstate.v1.RestoreHostMessage.start:type_name -> flowstate.v1.RestoreStart
+	30, // 23: flowstate.v1.RestoreHostMessage.opened:type_name -> flowstate.v1.ReadOpened
+	31, // 24: flowstate.v1.RestoreHostMessage.data:type_name -> flowstate.v1.ReadData
+	17, // 25: flowstate.v1.RestoreStart.handles:type_name -> flowstate.v1.KeyedStateHandle
+	37, // 26: flowstate.v1.ReadOpened.error:type_name -> flowstate.v1.Error
+	37, // 27: flowstate.v1.ReadData.error:type_name -> flowstate.v1.Error
+	33, // 28: flowstate.v1.RestorePluginMessage.open:type_name -> flowstate.v1.OpenRead
+	34, // 29: flowstate.v1.RestorePluginMessage.next:type_name -> flowstate.v1.ReadNext
+	35, // 30: flowstate.v1.RestorePluginMessage.close:type_name -> flowstate.v1.CloseRead
+	36, // 31: flowstate.v1.RestorePluginMessage.done:type_name -> flowstate.v1.RestoreDone
+	38, // 32: flowstate.v1.OpenRead.handle:type_name -> flowstate.v1.StreamStateHandle
+	37, // 33: flowstate.v1.RestoreDone.error:type_name -> flowstate.v1.Error
+	1,  // 34: flowstate.v1.StateBackend.CreateKeyedBackend:input_type -> flowstate.v1.CreateKeyedBackendRequest
+	4,  // 35: flowstate.v1.StateBackend.Get:input_type -> flowstate.v1.GetRequest
+	8,  // 36: flowstate.v1.StateBackend.Write:input_type -> flowstate.v1.WriteRequest
+	8,  // 37: flowstate.v1.StateBackend.WriteStream:input_type -> flowstate.v1.WriteRequest
+	9,  // 38: flowstate.v1.StateBackend.Scan:input_type -> flowstate.v1.ScanRequest
+	12, // 39: flowstate.v1.StateBackend.Snapshot:input_type -> flowstate.v1.SnapshotRequest
+	18, // 40: flowstate.v1.StateBackend.SnapshotWrite:input_type -> flowstate.v1.SnapshotWriteHostMessage
+	14, // 41: flowstate.v1.StateBackend.SnapshotRelease:input_type -> flowstate.v1.SnapshotReleaseRequest
+	28, // 42: flowstate.v1.StateBackend.Restore:input_type -> flowstate.v1.RestoreHostMessage
+	15, // 43: flowstate.v1.StateBackend.NotifyCheckpointComplete:input_type -> flowstate.v1.NotifyRequest
+	15, // 44: flowstate.v1.StateBackend.NotifyCheckpointAborted:input_type -> flowstate.v1.NotifyRequest
+	3,  // 45: flowstate.v1.StateBackend.CloseKeyedBackend:input_type -> flowstate.v1.BackendRequest
+	2,  // 46: flowstate.v1.StateBackend.CreateKeyedBackend:output_type -> flowstate.v1.CreateKeyedBackendResponse
+	5,  // 47: flowstate.v1.StateBackend.Get:output_type -> flowstate.v1.GetResponse
+	40, // 48: flowstate.v1.StateBackend.Write:output_type -> flowstate.v1.Empty
+	7,  // 49: flowstate.v1.StateBackend.WriteStream:output_type -> flowstate.v1.WriteAck
+	11, // 50: flowstate.v1.StateBackend.Scan:output_type -> flowstate.v1.ScanResponse
+	13, // 51: flowstate.v1.StateBackend.Snapshot:output_type -> flowstate.v1.SnapshotResponse
+	23, // 52: flowstate.v1.StateBackend.SnapshotWrite:output_type -> flowstate.v1.SnapshotWritePluginMessage
+	40, // 53: flowstate.v1.StateBackend.SnapshotRelease:output_type -> flowstate.v1.Empty
+	32, // 54: flowstate.v1.StateBackend.Restore:output_type -> flowstate.v1.RestorePluginMessage
+	40, // 55: flowstate.v1.StateBackend.NotifyCheckpointComplete:output_type -> flowstate.v1.Empty
+	40, // 56: flowstate.v1.StateBackend.NotifyCheckpointAborted:output_type -> flowstate.v1.Empty
+	40, // 57: flowstate.v1.StateBackend.CloseKeyedBackend:output_type -> flowstate.v1.Empty
+	46, // [46:58] is the sub-list for method output_type
+	34, // [34:46] is the sub-list for method input_type
+	34, // [34:34] is the sub-list for extension type_name
+	34, // [34:34] is the sub-list for extension extendee
+	0,  // [0:34] is the sub-list for field type_name
 }
 
 func init() { file_backend_proto_init() }
@@ -2494,25 +2545,25 @@ func file_backend_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_backend_proto_msgTypes[8].OneofWrappers = []any{}
-	file_backend_proto_msgTypes[17].OneofWrappers = []any{
+	file_backend_proto_msgTypes[9].OneofWrappers = []any{}
+	file_backend_proto_msgTypes[18].OneofWrappers = []any{
 		(*SnapshotWriteHostMessage_Start)(nil),
 		(*SnapshotWriteHostMessage_Opened)(nil),
 		(*SnapshotWriteHostMessage_Closed)(nil),
 		(*SnapshotWriteHostMessage_Failed)(nil),
 	}
-	file_backend_proto_msgTypes[22].OneofWrappers = []any{
+	file_backend_proto_msgTypes[23].OneofWrappers = []any{
 		(*SnapshotWritePluginMessage_Open)(nil),
 		(*SnapshotWritePluginMessage_Chunk)(nil),
 		(*SnapshotWritePluginMessage_Close)(nil),
 		(*SnapshotWritePluginMessage_Done)(nil),
 	}
-	file_backend_proto_msgTypes[27].OneofWrappers = []any{
+	file_backend_proto_msgTypes[28].OneofWrappers = []any{
 		(*RestoreHostMessage_Start)(nil),
 		(*RestoreHostMessage_Opened)(nil),
 		(*RestoreHostMessage_Data)(nil),
 	}
-	file_backend_proto_msgTypes[31].OneofWrappers = []any{
+	file_backend_proto_msgTypes[32].OneofWrappers = []any{
 		(*RestorePluginMessage_Open)(nil),
 		(*RestorePluginMessage_Next)(nil),
 		(*RestorePluginMessage_Close)(nil),
@@ -2524,7 +2575,7 @@ func file_backend_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_backend_proto_rawDesc), len(file_backend_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   36,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
