@@ -28,7 +28,11 @@ func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params Keye
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	return &keyedClient{c: b.rpc.backend, id: r.BackendId}, nil
+	k := &keyedClient{c: b.rpc.backend, id: r.BackendId}
+	if r.WriteStream {
+		return streamingKeyedClient{k}, nil
+	}
+	return k, nil
 }
 
 // keyedClient is a KeyedStateBackend living in a plugin process under id.

@@ -32,7 +32,7 @@ func (s *backendServer) CreateKeyedBackend(ctx context.Context, req *pb.CreateKe
 	if kb == nil {
 		return nil, fmt.Errorf("CreateKeyedStateBackend returned no backend and no error")
 	}
-	return &pb.CreateKeyedBackendResponse{BackendId: s.backends.Add(kb)}, nil
+	return &pb.CreateKeyedBackendResponse{BackendId: s.backends.Add(kb), WriteStream: true}, nil
 }
 
 func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (*pb.GetResponse, error) {

@@ -40,7 +40,7 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 		case *pb.RestorePluginMessage_Open:
 			rid := x.Open.ReadId
 			h := streamHandleFromProto(x.Open.Handle)
-			if path := localPath(ctx, state, h, x.Open.RemoteOnly); path != "" {
+			if path := localPath(ctx, state, h, x.Open.LocalOk); path != "" {
 				reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Opened{Opened: &pb.ReadOpened{ReadId: rid, LocalPath: path}}})
 				continue
 			}
@@ -83,12 +83,12 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 }
 
 // localPath returns the local file the plugin may read h from itself, or "" when it is to
-// pull the bytes through the host: state locates no local files, h is not one, or the
-// plugin asked for chunks. A locator that fails is not an error here: the bytes can still
+// pull the bytes through the host: the plugin cannot read files (localOK unset), state
+// locates no local files, or h is not one. A locator that fails is not an error here: the bytes can still
 // come through the host, which reports the failure if they cannot.
-func localPath(ctx context.Context, state StateReader, h StreamStateHandle, remoteOnly bool) string {
+func localPath(ctx context.Context, state StateReader, h StreamStateHandle, localOK bool) string {
 	l, ok := state.(LocalStateLocator)
-	if !ok || remoteOnly || h.Ref == "" {
+	if !ok || !localOK || h.Ref == "" {
 		return ""
 	}
 	p, err := l.LocalStatePath(ctx, h)

@@ -109,7 +109,7 @@ func (h *hostReader) ended() error {
 // the file itself, verified against h (see LocalStateLocator); when it cannot open it, it
 // asks again for the bytes through the host.
 func (h *hostReader) Open(ctx context.Context, handle StreamStateHandle) (io.ReadCloser, error) {
-	r, err := h.open(ctx, handle, false)
+	r, err := h.open(ctx, handle, true)
 	if err != nil || r.local == "" {
 		return r.reader, err
 	}
@@ -118,7 +118,7 @@ func (h *hostReader) Open(ctx context.Context, handle StreamStateHandle) (io.Rea
 		return VerifyingReader(f, handle), nil
 	}
 	Logger().Debug("state file not readable here: reading it through the runner", "state", handle.Ref, "path", r.local, "error", ferr.Error())
-	r, err = h.open(ctx, handle, true)
+	r, err = h.open(ctx, handle, false)
 	return r.reader, err
 }
 
@@ -129,7 +129,7 @@ type opened struct {
 	local  string
 }
 
-func (h *hostReader) open(ctx context.Context, handle StreamStateHandle, remoteOnly bool) (opened, error) {
+func (h *hostReader) open(ctx context.Context, handle StreamStateHandle, localOK bool) (opened, error) {
 	ch := make(chan *pb.ReadOpened, 1)
 	h.mu.Lock()
 	h.nextID++
@@ -141,7 +141,7 @@ func (h *hostReader) open(ctx context.Context, handle StreamStateHandle, remoteO
 		delete(h.opening, id)
 		h.mu.Unlock()
 	}
-	if err := h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Open{Open: &pb.OpenRead{ReadId: id, Handle: streamHandleToProto(handle), RemoteOnly: remoteOnly}}}); err != nil {
+	if err := h.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Open{Open: &pb.OpenRead{ReadId: id, Handle: streamHandleToProto(handle), LocalOk: localOK}}}); err != nil {
 		forget()
 		return opened{}, fmt.Errorf("opening state %q: %w", handle.Ref, err)
 	}
@@ -150,7 +150,7 @@ func (h *hostReader) open(ctx context.Context, handle StreamStateHandle, remoteO
 		if err := errorFromProto(r.Error); err != nil {
 			return opened{}, err
 		}
-		if r.LocalPath != "" && !remoteOnly {
+		if r.LocalPath != "" && localOK {
 			return opened{local: r.LocalPath}, nil
 		}
 		return opened{reader: &remoteReader{h: h, id: id}}, nil

@@ -46,7 +46,13 @@ func (s *backendServer) WriteStream(st pb.StateBackend_WriteStreamServer) error 
 	}
 }
 
-var _ PipelinedWriter = (*keyedClient)(nil)
+// streamingKeyedClient is a keyedClient whose plugin serves WriteStream: it implements
+// PipelinedWriter.
+type streamingKeyedClient struct {
+	*keyedClient
+}
+
+var _ PipelinedWriter = streamingKeyedClient{}
 
 // writeStream is the host's end of a WriteStream: the batches sent and not yet
 // acknowledged wait in order for their acks.
@@ -69,7 +75,7 @@ type streamedWrite struct {
 
 // StartWrite implements PipelinedWriter over one WriteStream per keyed backend, opened at
 // the first write and ended by Close. Batches go in messages of about 1 MiB each.
-func (k *keyedClient) StartWrite(ctx context.Context, mutations []Mutation) (wait func() error) {
+func (k streamingKeyedClient) StartWrite(ctx context.Context, mutations []Mutation) (wait func() error) {
 	w := &streamedWrite{result: make(chan error, 1)}
 	wait = func() error {
 		select {

@@ -161,8 +161,11 @@ func (x *CreateKeyedBackendRequest) GetKeyGroups() *KeyGroupRange {
 }
 
 type CreateKeyedBackendResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BackendId     uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	BackendId uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
+	// write_stream says the plugin serves WriteStream (plugins of older SDKs do not: the host
+	// then writes with Write alone).
+	WriteStream   bool `protobuf:"varint,2,opt,name=write_stream,json=writeStream,proto3" json:"write_stream,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -202,6 +205,13 @@ func (x *CreateKeyedBackendResponse) GetBackendId() uint64 {
 		return x.BackendId
 	}
 	return 0
+}
+
+func (x *CreateKeyedBackendResponse) GetWriteStream() bool {
+	if x != nil {
+		return x.WriteStream
+	}
+	return false
 }
 
 type BackendRequest struct {
@@ -1815,8 +1825,9 @@ type ReadOpened struct {
 	Error  *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
 	// local_path, when set, is a file on the host's machine that holds exactly the handle's
 	// bytes (sdk.LocalStateLocator): the plugin may read it itself, verifying size and
-	// checksum, instead of pulling chunks. The host opened nothing for this read; a plugin
-	// that cannot open the file sends OpenRead again with remote_only.
+	// checksum, instead of pulling chunks. Only for an OpenRead with local_ok. The host opened
+	// nothing for this read; a plugin that cannot open the file sends OpenRead again without
+	// local_ok.
 	LocalPath     string `protobuf:"bytes,3,opt,name=local_path,json=localPath,proto3" json:"local_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2061,8 +2072,9 @@ type OpenRead struct {
 	state  protoimpl.MessageState `protogen:"open.v1"`
 	ReadId uint64                 `protobuf:"varint,1,opt,name=read_id,json=readId,proto3" json:"read_id,omitempty"`
 	Handle *StreamStateHandle     `protobuf:"bytes,2,opt,name=handle,proto3" json:"handle,omitempty"`
-	// remote_only asks for chunks even when the handle is a local file.
-	RemoteOnly    bool `protobuf:"varint,3,opt,name=remote_only,json=remoteOnly,proto3" json:"remote_only,omitempty"`
+	// local_ok says the plugin can read a local file itself (sdk.LocalStateLocator): the host
+	// may then answer with ReadOpened.local_path. Plugins of older SDKs leave it unset.
+	LocalOk       bool `protobuf:"varint,3,opt,name=local_ok,json=localOk,proto3" json:"local_ok,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2111,9 +2123,9 @@ func (x *OpenRead) GetHandle() *StreamStateHandle {
 	return nil
 }
 
-func (x *OpenRead) GetRemoteOnly() bool {
+func (x *OpenRead) GetLocalOk() bool {
 	if x != nil {
-		return x.RemoteOnly
+		return x.LocalOk
 	}
 	return false
 }
@@ -2266,10 +2278,11 @@ const file_backend_proto_rawDesc = "" +
 	"\vparallelism\x18\x04 \x01(\x05R\vparallelism\x12'\n" +
 	"\x0fmax_parallelism\x18\x05 \x01(\x05R\x0emaxParallelism\x12:\n" +
 	"\n" +
-	"key_groups\x18\x06 \x01(\v2\x1b.flowstate.v1.KeyGroupRangeR\tkeyGroups\";\n" +
+	"key_groups\x18\x06 \x01(\v2\x1b.flowstate.v1.KeyGroupRangeR\tkeyGroups\"^\n" +
 	"\x1aCreateKeyedBackendResponse\x12\x1d\n" +
 	"\n" +
-	"backend_id\x18\x01 \x01(\x04R\tbackendId\"/\n" +
+	"backend_id\x18\x01 \x01(\x04R\tbackendId\x12!\n" +
+	"\fwrite_stream\x18\x02 \x01(\bR\vwriteStream\"/\n" +
 	"\x0eBackendRequest\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\"?\n" +
@@ -2391,12 +2404,11 @@ const file_backend_proto_rawDesc = "" +
 	"\x04next\x18\x02 \x01(\v2\x16.flowstate.v1.ReadNextH\x00R\x04next\x12/\n" +
 	"\x05close\x18\x03 \x01(\v2\x17.flowstate.v1.CloseReadH\x00R\x05close\x12/\n" +
 	"\x04done\x18\x04 \x01(\v2\x19.flowstate.v1.RestoreDoneH\x00R\x04doneB\x05\n" +
-	"\x03msg\"}\n" +
+	"\x03msg\"w\n" +
 	"\bOpenRead\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\x127\n" +
-	"\x06handle\x18\x02 \x01(\v2\x1f.flowstate.v1.StreamStateHandleR\x06handle\x12\x1f\n" +
-	"\vremote_only\x18\x03 \x01(\bR\n" +
-	"remoteOnly\"#\n" +
+	"\x06handle\x18\x02 \x01(\v2\x1f.flowstate.v1.StreamStateHandleR\x06handle\x12\x19\n" +
+	"\blocal_ok\x18\x03 \x01(\bR\alocalOk\"#\n" +
 	"\bReadNext\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\"$\n" +
 	"\tCloseRead\x12\x17\n" +
