@@ -14,6 +14,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // access is one job's checkpoint storage. It keeps the job's checkpoint file open from
@@ -140,7 +141,7 @@ func (a *access) InitializeLocationForSavepoint(ctx context.Context, id int64, t
 	if len(prefix) > 12 {
 		prefix = prefix[:12]
 	}
-	spDir, err := os.MkdirTemp(dir, savepointPrefix+prefix+"-")
+	spDir, err := os.MkdirTemp(dir, layout.SavepointPrefix+prefix+"-")
 	if err != nil {
 		return nil, fmt.Errorf("savepoint target %q: %w", target, err)
 	}

@@ -11,6 +11,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // Layout of a checkpoint file (a job's checkpoints.db or a savepoint's savepoint.db):
@@ -34,8 +35,6 @@ var (
 const (
 	jobFileName       = "checkpoints.db"
 	savepointFileName = "savepoint.db"
-	checkpointPrefix  = "chk-"
-	savepointPrefix   = "savepoint-"
 )
 
 // chunkSize is the largest value a stream's chunk holds.
@@ -200,7 +199,7 @@ type pointer struct {
 
 // checkpointPointer returns the pointer of checkpoint id of the job whose file is file.
 func checkpointPointer(file string, id int64) string {
-	return filepath.Join(filepath.Dir(file), checkpointPrefix+strconv.FormatInt(id, 10))
+	return filepath.Join(filepath.Dir(file), layout.CheckpointDir(id))
 }
 
 // parsePointer interprets an external pointer: <dir>/<job>/chk-N (or the job's file), a
@@ -211,21 +210,11 @@ func parsePointer(external string) (pointer, error) {
 		return pointer{}, fmt.Errorf("checkpoint pointer %q: %w", external, err)
 	}
 	base := filepath.Base(p)
-	if n, ok := strings.CutPrefix(base, checkpointPrefix); ok {
-		if id, err := strconv.ParseInt(n, 10, 64); err == nil && id >= 0 {
-			return pointer{external: p, file: filepath.Join(filepath.Dir(p), jobFileName), id: id}, nil
-		}
+	if id, ok := layout.ParseCheckpointDir(base); ok {
+		return pointer{external: p, file: filepath.Join(filepath.Dir(p), jobFileName), id: id}, nil
 	}
 	if base == savepointFileName {
 		return pointer{external: filepath.Dir(p), file: p, savepoint: true}, nil
 	}
 	return pointer{external: p, file: filepath.Join(p, savepointFileName), savepoint: true}, nil
-}
-
-// validJobID refuses job ids that are not a plain directory name.
-func validJobID(job string) error {
-	if job == "" || job == "." || job == ".." || strings.ContainsAny(job, `/\`) || strings.ContainsRune(job, 0) {
-		return fmt.Errorf("job id %q: must be a plain directory name: %w", job, sdk.ErrInvalidArgument)
-	}
-	return nil
 }

@@ -10,6 +10,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // ResolveCheckpoint resolves <dir>/<job>/chk-N, a savepoint directory or its savepoint.db
@@ -91,7 +92,7 @@ func (p *Plugin) CreateCheckpointStorage(ctx context.Context, job string) (sdk.C
 		return nil, fmt.Errorf("boltdb checkpoint storage of job %q: no checkpoint directory: set execution.checkpointing.dir (option %q): %w",
 			job, sdk.OptionCheckpointDir, sdk.ErrInvalidArgument)
 	}
-	if err := validJobID(job); err != nil {
+	if err := layout.CheckJobID(job); err != nil {
 		return nil, fmt.Errorf("boltdb checkpoint storage: %w", err)
 	}
 	return &access{cfg: cfg, job: job, file: filepath.Join(cfg.checkpointDir, job, jobFileName)}, nil

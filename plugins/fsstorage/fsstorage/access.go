@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // access is one job's view of the storage.
@@ -35,7 +36,7 @@ func (a *access) HasDefaultSavepointLocation() bool { return a.cfg.savepointDir 
 // shared/ and taskowned/, removes chk-N directories without _metadata (checkpoints that
 // never completed) and temporary metadata files left in completed ones.
 func (a *access) InitializeBaseLocationsForCheckpoint(_ context.Context) error {
-	for _, d := range []string{sharedDirName, taskOwnedName} {
+	for _, d := range []string{layout.SharedDir, layout.TaskOwnedDir} {
 		p := filepath.Join(a.jobDir, d)
 		if err := a.fs.MkdirAll(p); err != nil {
 			return wrapf(err, "create directory '%s'", p)
@@ -47,7 +48,7 @@ func (a *access) InitializeBaseLocationsForCheckpoint(_ context.Context) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		if _, ok := parseCheckpointDirName(e.Name); !ok || !e.IsDir {
+		if _, ok := layout.ParseCheckpointDir(e.Name); !ok || !e.IsDir {
 			continue
 		}
 		if err := a.cleanCheckpointDir(filepath.Join(a.jobDir, e.Name)); err != nil {
@@ -60,7 +61,7 @@ func (a *access) InitializeBaseLocationsForCheckpoint(_ context.Context) error {
 // cleanCheckpointDir removes dir when it has no _metadata, else the temporary metadata
 // files in it.
 func (a *access) cleanCheckpointDir(dir string) error {
-	meta := filepath.Join(dir, metadataName)
+	meta := filepath.Join(dir, layout.MetadataFile)
 	_, err := a.fs.Stat(meta)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err := a.fs.RemoveAll(dir); err != nil {
@@ -76,7 +77,7 @@ func (a *access) cleanCheckpointDir(dir string) error {
 		return wrapf(err, "list checkpoint directory '%s'", dir)
 	}
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name, metadataTempPfx) {
+		if strings.HasPrefix(e.Name, layout.MetadataTempPrefix) {
 			p := filepath.Join(dir, e.Name)
 			if err := a.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return wrapf(err, "remove temporary metadata file '%s'", p)
@@ -92,15 +93,15 @@ func (a *access) InitializeLocationForCheckpoint(_ context.Context, checkpointID
 	if checkpointID < 0 {
 		return nil, errorf(sdk.ErrInvalidArgument, nil, "negative checkpoint id %d for job %q", checkpointID, a.jobID)
 	}
-	shared := filepath.Join(a.jobDir, sharedDirName)
+	shared := filepath.Join(a.jobDir, layout.SharedDir)
 	if err := a.fs.MkdirAll(shared); err != nil {
 		return nil, wrapf(err, "create directory '%s'", shared)
 	}
-	dir := filepath.Join(a.jobDir, checkpointDirName(checkpointID))
+	dir := filepath.Join(a.jobDir, layout.CheckpointDir(checkpointID))
 	if err := a.fs.MkdirAll(dir); err != nil {
 		return nil, wrapf(err, "create checkpoint directory '%s'", dir)
 	}
-	meta := filepath.Join(dir, metadataName)
+	meta := filepath.Join(dir, layout.MetadataFile)
 	if _, err := a.fs.Stat(meta); err == nil {
 		return nil, errorf(fs.ErrExist, nil, "checkpoint %d of job %q is already complete: '%s' exists", checkpointID, a.jobID, meta)
 	}
@@ -152,7 +153,7 @@ func (a *access) ListCompletedCheckpoints(_ context.Context) ([]sdk.CompletedChe
 	}
 	var out []sdk.CompletedCheckpointStorageLocation
 	for _, e := range entries {
-		if _, ok := parseCheckpointDirName(e.Name); !ok || !e.IsDir {
+		if _, ok := layout.ParseCheckpointDir(e.Name); !ok || !e.IsDir {
 			continue
 		}
 		loc, err := completedAt(a.fs, filepath.Join(a.jobDir, e.Name))
@@ -240,14 +241,14 @@ func (a *access) DisposeCheckpoint(_ context.Context, loc sdk.CompletedCheckpoin
 	if err != nil {
 		return wrapf(err, "dispose checkpoint %q", loc.ExternalPointer)
 	}
-	if filepath.Base(dir) == metadataName {
+	if filepath.Base(dir) == layout.MetadataFile {
 		dir = filepath.Dir(dir)
 	}
 	if !isLocationDirName(filepath.Base(dir)) {
 		return errorf(sdk.ErrInvalidArgument, nil,
 			"refusing to dispose checkpoint %q: '%s' is not a chk-N or savepoint directory", loc.ExternalPointer, dir)
 	}
-	meta := filepath.Join(dir, metadataName)
+	meta := filepath.Join(dir, layout.MetadataFile)
 	if err := a.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return wrapf(err, "dispose checkpoint: remove metadata file '%s'", meta)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 func TestFinalizePublishesMetadataAndResolves(t *testing.T) {
@@ -131,8 +132,8 @@ func TestLeftoversCleanedOnInitialize(t *testing.T) {
 	// Leftovers: chk-2 without metadata (state + temp file), a temp file next to a
 	// published _metadata, and unrelated entries that must stay.
 	mustWrite(t, filepath.Join(jobDir, "chk-2", "abc"), "state")
-	mustWrite(t, filepath.Join(jobDir, "chk-2", metadataTempPfx+"x"), "half")
-	mustWrite(t, filepath.Join(jobDir, "chk-1", metadataTempPfx+"y"), "dup")
+	mustWrite(t, filepath.Join(jobDir, "chk-2", layout.MetadataTempPrefix+"x"), "half")
+	mustWrite(t, filepath.Join(jobDir, "chk-1", layout.MetadataTempPrefix+"y"), "dup")
 	mustWrite(t, filepath.Join(jobDir, "shared", "keep"), "shared")
 	mustWrite(t, filepath.Join(jobDir, "notes.txt"), "mine")
 	if err := os.MkdirAll(filepath.Join(jobDir, "chk-x"), 0o755); err != nil {
@@ -142,7 +143,7 @@ func TestLeftoversCleanedOnInitialize(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(jobDir, "chk-2")); !os.IsNotExist(err) {
 		t.Fatalf("chk-2 without metadata survived: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(jobDir, "chk-1", metadataTempPfx+"y")); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(jobDir, "chk-1", layout.MetadataTempPrefix+"y")); !os.IsNotExist(err) {
 		t.Fatalf("temporary metadata in chk-1 survived: %v", err)
 	}
 	for _, keep := range []string{"chk-1/_metadata", "shared/keep", "notes.txt", "chk-x", "taskowned"} {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // resolve finds the completed checkpoint or savepoint a pointer designates.
@@ -21,7 +22,7 @@ func resolve(store fsys.FS, pointer string) (sdk.CompletedCheckpointStorageLocat
 	info, err := store.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if filepath.Base(p) == metadataName {
+		if filepath.Base(p) == layout.MetadataFile {
 			if d, derr := store.Stat(filepath.Dir(p)); derr == nil && d.IsDir {
 				return none, missingMetadata(filepath.Dir(p), pointer)
 			}
@@ -32,10 +33,10 @@ func resolve(store fsys.FS, pointer string) (sdk.CompletedCheckpointStorageLocat
 	case info.IsDir:
 		return completedFor(store, p, pointer)
 	case info.IsRegular:
-		if filepath.Base(p) != metadataName {
+		if filepath.Base(p) != layout.MetadataFile {
 			return none, errorf(sdk.ErrInvalidArgument, nil,
 				"checkpoint pointer %q: '%s' is a file but not a checkpoint metadata file (%s); pass the checkpoint directory or its %s file",
-				pointer, p, metadataName, metadataName)
+				pointer, p, layout.MetadataFile, layout.MetadataFile)
 		}
 		return completedFor(store, filepath.Dir(p), pointer)
 	default:
@@ -47,7 +48,7 @@ func resolve(store fsys.FS, pointer string) (sdk.CompletedCheckpointStorageLocat
 // completedAt returns the completed location whose directory is dir, or an error wrapping
 // sdk.ErrNotFound when dir has no _metadata.
 func completedAt(store fsys.FS, dir string) (sdk.CompletedCheckpointStorageLocation, error) {
-	meta := filepath.Join(dir, metadataName)
+	meta := filepath.Join(dir, layout.MetadataFile)
 	info, err := store.Stat(meta)
 	if errors.Is(err, fs.ErrNotExist) {
 		return sdk.CompletedCheckpointStorageLocation{}, missingMetadata(dir, dir)
@@ -58,7 +59,7 @@ func completedAt(store fsys.FS, dir string) (sdk.CompletedCheckpointStorageLocat
 	if !info.IsRegular {
 		return sdk.CompletedCheckpointStorageLocation{}, errorf(sdk.ErrInvalidArgument, nil, "metadata '%s' is not a regular file", meta)
 	}
-	id, _ := parseCheckpointDirName(filepath.Base(dir))
+	id, _ := layout.ParseCheckpointDir(filepath.Base(dir))
 	return sdk.CompletedCheckpointStorageLocation{
 		ExternalPointer: pointerOf(dir),
 		Metadata:        sdk.StreamStateHandle{Ref: fileURI(meta), Size: info.Size, Scope: sdk.ScopeExclusive},
@@ -71,7 +72,7 @@ func completedAt(store fsys.FS, dir string) (sdk.CompletedCheckpointStorageLocat
 // names the pointer when that is not the directory itself.
 func missingMetadata(dir, pointer string) error {
 	msg := fmt.Sprintf("Cannot find meta data file '%s' in directory '%s'. Please try to load the checkpoint/savepoint directly from the metadata file instead of the directory.",
-		metadataName, dir)
+		layout.MetadataFile, dir)
 	if pointer != dir {
 		msg += fmt.Sprintf(" (checkpoint pointer %q)", pointer)
 	}
@@ -91,8 +92,8 @@ func completedFor(store fsys.FS, dir, pointer string) (sdk.CompletedCheckpointSt
 // isLocationDirName reports whether name is one fsstorage gives checkpoint or savepoint
 // directories, the only directories DisposeCheckpoint removes.
 func isLocationDirName(name string) bool {
-	if _, ok := parseCheckpointDirName(name); ok {
+	if _, ok := layout.ParseCheckpointDir(name); ok {
 		return true
 	}
-	return strings.HasPrefix(name, savepointPfx) && len(name) > len(savepointPfx)
+	return strings.HasPrefix(name, layout.SavepointPrefix) && len(name) > len(layout.SavepointPrefix)
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // fullStorage returns a storage whose checkpoint directory has 32 KiB of free space: on a
@@ -91,7 +92,7 @@ func TestOutOfSpaceNeverPublishes(t *testing.T) {
 		if _, err := s.ResolveCheckpoint(ctx, p); !errors.Is(err, sdk.ErrNotFound) {
 			t.Errorf("%s resolves after failing: %v", id, err)
 		}
-		if temps, _ := filepath.Glob(filepath.Join(p, metadataTempPfx+"*")); len(temps) > 0 {
+		if temps, _ := filepath.Glob(filepath.Join(p, layout.MetadataTempPrefix+"*")); len(temps) > 0 {
 			t.Errorf("temporary metadata left: %v", temps)
 		}
 	}

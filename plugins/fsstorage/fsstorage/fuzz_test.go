@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // FuzzResolveCheckpoint resolves arbitrary pointers against a checkpoint directory holding
@@ -35,7 +37,7 @@ func FuzzResolveCheckpoint(f *testing.F) {
 	}
 	half := filepath.Join(dir, "job", "chk-2")
 	os.MkdirAll(half, 0o755)
-	os.WriteFile(filepath.Join(half, metadataTempPfx+"1234"), []byte("half"), 0o644)
+	os.WriteFile(filepath.Join(half, layout.MetadataTempPrefix+"1234"), []byte("half"), 0o644)
 	for _, seed := range []string{
 		dir + "/job/chk-1", dir + "/job/chk-1/_metadata", "file://" + dir + "/job/chk-1", half,
 		half + "/_metadata", dir + "/job/chk-1/../chk-2", "file://" + dir + "/job/../job/chk-1/",
@@ -55,7 +57,7 @@ func FuzzResolveCheckpoint(f *testing.F) {
 		if !filepath.IsAbs(c.ExternalPointer) || filepath.Clean(c.ExternalPointer) != c.ExternalPointer {
 			t.Fatalf("pointer %q resolved to %q: not a clean absolute path", pointer, c.ExternalPointer)
 		}
-		meta := filepath.Join(c.ExternalPointer, metadataName)
+		meta := filepath.Join(c.ExternalPointer, layout.MetadataFile)
 		if c.Metadata.Ref != fileURI(meta) {
 			t.Fatalf("pointer %q resolved to metadata %q, want %q", pointer, c.Metadata.Ref, fileURI(meta))
 		}

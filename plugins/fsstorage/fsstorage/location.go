@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // location is the directory of one checkpoint (chk-N) or savepoint being written.
@@ -47,7 +48,7 @@ func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.Metadata
 	if err := ctx.Err(); err != nil {
 		return nil, wrapf(err, "create metadata stream in '%s'", l.dir)
 	}
-	final := filepath.Join(l.dir, metadataName)
+	final := filepath.Join(l.dir, layout.MetadataFile)
 	if _, err := l.fs.Stat(final); err == nil {
 		return nil, errorf(fs.ErrExist, nil, "metadata file '%s' already exists", final)
 	}
@@ -57,7 +58,7 @@ func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.Metadata
 // DisposeOnFailure implements sdk.CheckpointStorageLocation: it removes the metadata, if
 // any, then the whole directory. Shared state is left to the runner.
 func (l *location) DisposeOnFailure(_ context.Context) error {
-	meta := filepath.Join(l.dir, metadataName)
+	meta := filepath.Join(l.dir, layout.MetadataFile)
 	if err := l.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return wrapf(err, "dispose failed checkpoint: remove '%s'", meta)
 	}

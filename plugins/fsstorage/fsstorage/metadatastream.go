@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // metadataStream writes a checkpoint's metadata to a temporary file and publishes it as
@@ -23,11 +24,11 @@ type metadataStream struct {
 var _ sdk.MetadataOutputStream = (*metadataStream)(nil)
 
 func newMetadataStream(l *location) (*metadataStream, error) {
-	suffix, err := randomHex(8)
+	suffix, err := layout.RandomHex(8)
 	if err != nil {
 		return nil, wrapf(err, "metadata stream in '%s'", l.dir)
 	}
-	tmp := filepath.Join(l.dir, metadataTempPfx+suffix)
+	tmp := filepath.Join(l.dir, layout.MetadataTempPrefix+suffix)
 	f, err := l.fs.Create(tmp)
 	if err != nil {
 		return nil, wrapf(err, "create temporary metadata file '%s'", tmp)
@@ -114,7 +115,7 @@ func (m *metadataStream) finalize() error {
 		store.Remove(m.tmp)
 		return wrapf(err, "close temporary metadata file '%s'", m.tmp)
 	}
-	final := filepath.Join(dir, metadataName)
+	final := filepath.Join(dir, layout.MetadataFile)
 	if err := store.RenameNoReplace(m.tmp, final); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			store.Remove(m.tmp)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 var _ sdk.SharedStateLister = (*access)(nil)
@@ -15,7 +16,7 @@ var _ sdk.SharedStateLister = (*access)(nil)
 // <dir>/<job>/shared/, with the same Ref the file's state stream returned. A missing
 // directory lists nothing.
 func (a *access) ListSharedState(_ context.Context) ([]sdk.StreamStateHandle, error) {
-	dir := filepath.Join(a.jobDir, sharedDirName)
+	dir := filepath.Join(a.jobDir, layout.SharedDir)
 	entries, err := a.fs.List(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // errStreamClosed is returned by a stream used after it was closed.
@@ -89,7 +90,7 @@ func (s *stateStream) flush() error {
 // create creates the stream's file under a random name.
 func (s *stateStream) create() error {
 	for attempt := 0; ; attempt++ {
-		name, err := randomHex(16)
+		name, err := layout.RandomHex(16)
 		if err != nil {
 			return s.fail(wrapf(err, "state file in '%s'", s.dir))
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // access is one job's view of the storage.
@@ -42,11 +43,11 @@ func (a *access) InitializeLocationForCheckpoint(_ context.Context, checkpointID
 	if checkpointID < 0 {
 		return nil, errorf(sdk.ErrInvalidArgument, "negative checkpoint id %d for job %q", checkpointID, a.jobID)
 	}
-	name := checkpointName(checkpointID)
+	name := layout.CheckpointDir(checkpointID)
 	diskDir := ""
 	if a.st.cfg.dir != "" {
 		diskDir = filepath.Join(a.st.cfg.dir, a.jobID, name)
-		meta := filepath.Join(diskDir, metadataName)
+		meta := filepath.Join(diskDir, layout.MetadataFile)
 		if _, err := os.Stat(meta); err == nil {
 			return nil, errorf(fs.ErrExist, "checkpoint %d of job %q is already complete: '%s' exists", checkpointID, a.jobID, meta)
 		}
@@ -63,7 +64,7 @@ func (a *access) InitializeLocationForCheckpoint(_ context.Context, checkpointID
 func (a *access) InitializeLocationForSavepoint(_ context.Context, checkpointID int64, target string) (sdk.CheckpointStorageLocation, error) {
 	base := a.st.cfg.savepointDir
 	if strings.TrimSpace(target) != "" {
-		p, err := localPath(target)
+		p, err := layout.LocalPath(target)
 		if err != nil {
 			return nil, wrapf(err, "savepoint target %q", target)
 		}
@@ -155,11 +156,11 @@ func (a *access) DisposeCheckpoint(_ context.Context, loc sdk.CompletedCheckpoin
 		a.st.forget(pointer)
 		return nil
 	}
-	dir, err := localPath(pointer)
+	dir, err := layout.LocalPath(pointer)
 	if err != nil {
 		return wrapf(err, "dispose checkpoint %q", pointer)
 	}
-	if filepath.Base(dir) == metadataName {
+	if filepath.Base(dir) == layout.MetadataFile {
 		dir = filepath.Dir(dir)
 	}
 	if err := disposeOnDisk(dir, pointer); err != nil {

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 func TestMemoryOnlyCheckpoints(t *testing.T) {
@@ -155,7 +156,7 @@ func TestReinitializeDropsIncompleteCheckpoints(t *testing.T) {
 	// A crash before publish on disk: a chk-N directory with only a temporary file.
 	leftover := filepath.Join(dir, "j", "chk-7")
 	os.MkdirAll(leftover, 0o755)
-	os.WriteFile(filepath.Join(leftover, metadataTempPfx+"x"), []byte("half"), 0o644)
+	os.WriteFile(filepath.Join(leftover, layout.MetadataTempPrefix+"x"), []byte("half"), 0o644)
 	_, err := s.ResolveCheckpoint(context.Background(), leftover)
 	want := "Cannot find meta data file '_metadata' in directory '" + leftover + "'"
 	if !errors.Is(err, sdk.ErrNotFound) || !strings.Contains(err.Error(), want) {

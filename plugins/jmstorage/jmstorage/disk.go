@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // finalize completes the location with metadata: in memory, and on disk when the location
@@ -33,7 +34,7 @@ func (l *location) finalize(metadata []byte) (*checkpoint, error) {
 	c, ok := l.st.endFinalize(l, metadata, t, true)
 	if !ok {
 		if l.diskDir != "" {
-			os.Remove(filepath.Join(l.diskDir, metadataName))
+			os.Remove(filepath.Join(l.diskDir, layout.MetadataFile))
 			os.RemoveAll(l.diskDir)
 		}
 		return nil, errorf(sdk.ErrInvalidArgument, "checkpoint location %q was disposed while its metadata was written", l.pointer())
@@ -50,7 +51,7 @@ func (s *Storage) resolve(pointer string) (*checkpoint, error) {
 		return nil, errorf(sdk.ErrNotFound,
 			"checkpoint pointer %q: no such checkpoint in this jmstorage process (without a dir, checkpoints live only in the plugin's memory and die with it)", pointer)
 	}
-	p, err := localPath(pointer)
+	p, err := layout.LocalPath(pointer)
 	if err != nil {
 		return nil, wrapf(err, "checkpoint pointer %q", pointer)
 	}
@@ -58,7 +59,7 @@ func (s *Storage) resolve(pointer string) (*checkpoint, error) {
 	info, err := os.Stat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if filepath.Base(p) == metadataName {
+		if filepath.Base(p) == layout.MetadataFile {
 			if d, derr := os.Stat(filepath.Dir(p)); derr == nil && d.IsDir() {
 				return nil, missingMetadata(filepath.Dir(p), pointer)
 			}
@@ -67,9 +68,9 @@ func (s *Storage) resolve(pointer string) (*checkpoint, error) {
 	case err != nil:
 		return nil, wrapf(err, "checkpoint pointer %q", pointer)
 	case info.Mode().IsRegular():
-		if filepath.Base(p) != metadataName {
+		if filepath.Base(p) != layout.MetadataFile {
 			return nil, errorf(sdk.ErrInvalidArgument,
-				"checkpoint pointer %q: '%s' is a file but not a checkpoint metadata file (%s)", pointer, p, metadataName)
+				"checkpoint pointer %q: '%s' is a file but not a checkpoint metadata file (%s)", pointer, p, layout.MetadataFile)
 		}
 		dir = filepath.Dir(p)
 	case !info.IsDir():
@@ -84,7 +85,7 @@ func (s *Storage) resolve(pointer string) (*checkpoint, error) {
 // missingMetadata is Flink's error for a checkpoint directory without metadata; it also
 // names the pointer when that is not the directory itself.
 func missingMetadata(dir, pointer string) error {
-	msg := fmt.Sprintf("Cannot find meta data file '%s' in directory '%s'. Please try to load the checkpoint/savepoint directly from the metadata file instead of the directory.", metadataName, dir)
+	msg := fmt.Sprintf("Cannot find meta data file '%s' in directory '%s'. Please try to load the checkpoint/savepoint directly from the metadata file instead of the directory.", layout.MetadataFile, dir)
 	if pointer != dir {
 		msg += fmt.Sprintf(" (checkpoint pointer %q)", pointer)
 	}
@@ -93,7 +94,7 @@ func missingMetadata(dir, pointer string) error {
 
 // loadDir reads the checkpoint file in dir and registers the checkpoint and its blobs.
 func (s *Storage) loadDir(dir, pointer string) (*checkpoint, error) {
-	meta := filepath.Join(dir, metadataName)
+	meta := filepath.Join(dir, layout.MetadataFile)
 	b, err := os.ReadFile(meta)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, missingMetadata(dir, pointer)
@@ -129,7 +130,7 @@ func (s *Storage) checkpointDirs(job string) ([]string, error) {
 	}
 	var dirs []numbered
 	for _, e := range entries {
-		if id, ok := parseCheckpointName(e.Name()); ok && e.IsDir() {
+		if id, ok := layout.ParseCheckpointDir(e.Name()); ok && e.IsDir() {
 			dirs = append(dirs, numbered{id, filepath.Join(jobDir, e.Name())})
 		}
 	}
@@ -174,7 +175,7 @@ func (s *Storage) lazyLoad(ref string) error {
 	}
 	var dirs []string
 	switch {
-	case p.location == sharedName && s.cfg.dir != "":
+	case p.location == layout.SharedDir && s.cfg.dir != "":
 		all, err := s.checkpointDirs(p.job)
 		if err != nil {
 			return err
@@ -213,7 +214,7 @@ func (s *Storage) cleanLeftovers(job string) error {
 	}
 	var errs []error
 	for _, dir := range dirs {
-		meta := filepath.Join(dir, metadataName)
+		meta := filepath.Join(dir, layout.MetadataFile)
 		if _, err := os.Stat(meta); errors.Is(err, fs.ErrNotExist) {
 			if err := os.RemoveAll(dir); err != nil {
 				errs = append(errs, wrapf(err, "remove incomplete checkpoint directory '%s'", dir))
@@ -226,7 +227,7 @@ func (s *Storage) cleanLeftovers(job string) error {
 			continue
 		}
 		for _, e := range entries {
-			if strings.HasPrefix(e.Name(), metadataTempPfx) {
+			if strings.HasPrefix(e.Name(), layout.MetadataTempPrefix) {
 				if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 					errs = append(errs, wrapf(err, "remove temporary file in '%s'", dir))
 				}
@@ -240,10 +241,10 @@ func (s *Storage) cleanLeftovers(job string) error {
 // A missing one is fine.
 func disposeOnDisk(dir, pointer string) error {
 	name := filepath.Base(dir)
-	if _, ok := parseCheckpointName(name); !ok && !isSavepointName(name) {
+	if _, ok := layout.ParseCheckpointDir(name); !ok && !isSavepointName(name) {
 		return errorf(sdk.ErrInvalidArgument, "refusing to dispose checkpoint %q: '%s' is not a chk-N or savepoint directory", pointer, dir)
 	}
-	meta := filepath.Join(dir, metadataName)
+	meta := filepath.Join(dir, layout.MetadataFile)
 	if err := os.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return wrapf(err, "dispose checkpoint: remove '%s'", meta)
 	}

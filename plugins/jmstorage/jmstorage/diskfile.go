@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // A checkpoint file (_metadata written when a dir is configured) is self-contained:
@@ -127,12 +128,12 @@ func publishFile(dir string, data []byte) (fs.FileInfo, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create directory '%s': %w", dir, err)
 	}
-	suffix, err := randomHex(8)
+	suffix, err := layout.RandomHex(8)
 	if err != nil {
 		return nil, err
 	}
-	tmp := filepath.Join(dir, metadataTempPfx+suffix)
-	final := filepath.Join(dir, metadataName)
+	tmp := filepath.Join(dir, layout.MetadataTempPrefix+suffix)
+	final := filepath.Join(dir, layout.MetadataFile)
 	if err := writeSynced(tmp, data); err != nil {
 		os.Remove(tmp)
 		return nil, err

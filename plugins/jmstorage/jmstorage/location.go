@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // location is one checkpoint or savepoint being written.
@@ -93,7 +94,7 @@ func (l *location) DisposeOnFailure(_ context.Context) error {
 	if l.diskDir == "" {
 		return nil
 	}
-	meta := filepath.Join(l.diskDir, metadataName)
+	meta := filepath.Join(l.diskDir, layout.MetadataFile)
 	if err := os.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return wrapf(err, "dispose failed checkpoint: remove '%s'", meta)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // locState is the life cycle of a location.
@@ -47,7 +48,7 @@ func (s *Storage) addBlob(l *location, scope sdk.Scope, data []byte) (string, er
 	segment := l.name
 	shared := scope == sdk.ScopeShared && !l.savepoint // savepoints own all their state
 	if shared {
-		segment = sharedName
+		segment = layout.SharedDir
 	}
 	ref := refScheme + l.job + "/" + segment + "/" + s.epoch + "-" + strconv.FormatUint(s.seq, 10)
 	s.blobs[ref] = data
@@ -71,7 +72,7 @@ func (s *Storage) blob(ref string) ([]byte, bool) {
 func (s *Storage) dropBlobsLocked(refs []string) {
 	for _, ref := range refs {
 		delete(s.blobs, ref)
-		if p, ok := parseRef(ref); ok && p.location == sharedName {
+		if p, ok := parseRef(ref); ok && p.location == layout.SharedDir {
 			if j := s.jobs[p.job]; j != nil {
 				delete(j.shared, ref)
 			}
@@ -195,7 +196,7 @@ func (s *Storage) register(c *checkpoint, blobs []fileBlob) *checkpoint {
 		if !ok {
 			continue
 		}
-		if p.location == sharedName {
+		if p.location == layout.SharedDir {
 			if _, held := s.blobs[b.ref]; !held {
 				s.blobs[b.ref] = b.data
 				s.job(p.job).shared[b.ref] = struct{}{}

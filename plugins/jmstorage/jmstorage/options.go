@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // OptionMaxStateSize is the largest state stream jmstorage accepts (a human size).
@@ -41,12 +42,12 @@ func parseConfig(opts sdk.Options) (config, error) {
 	}
 	var err error
 	if v, ok := opts[sdk.OptionCheckpointDir]; ok {
-		if cfg.dir, err = localPath(v); err != nil {
+		if cfg.dir, err = layout.LocalPath(v); err != nil {
 			return config{}, &sdk.OptionError{Option: sdk.OptionCheckpointDir, Value: v, Err: err}
 		}
 	}
 	if v, ok := opts[sdk.OptionSavepointDir]; ok {
-		if cfg.savepointDir, err = localPath(v); err != nil {
+		if cfg.savepointDir, err = layout.LocalPath(v); err != nil {
 			return config{}, &sdk.OptionError{Option: sdk.OptionSavepointDir, Value: v, Err: err}
 		}
 	}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // Name is the plugin's name as users write it in the configuration.
@@ -85,7 +86,7 @@ func (c *checkpoint) completedLocation() sdk.CompletedCheckpointStorageLocation 
 
 // New returns a Storage with the default options and no dir.
 func New() *Storage {
-	epoch, err := randomHex(4)
+	epoch, err := layout.RandomHex(4)
 	if err != nil {
 		epoch = fmt.Sprintf("%x", time.Now().UnixNano())
 	}
