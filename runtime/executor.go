@@ -83,6 +83,8 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 			Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
 			TolerableFailures: cfg.Checkpointing.TolerableFailed, Savepoints: x.Savepoints,
 			Logger: log, OnCheckpoint: x.OnCheckpoint, Stats: stats,
+			CancellationTimeout:   cfg.Restart.CancellationTimeout,
+			OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
 		})
 		stopWatch()
 		x.discardDeferred(ctx, store, log)
@@ -114,6 +116,23 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 			return err
 		}
 	}
+}
+
+// killStuck kills the plugin process that keeps a cancelled attempt from ending: the state
+// backend's after one task.cancellation.timeout, the checkpoint storage's after a second.
+// Every call still waiting on it then fails at once, and recovery starts it again. A plugin
+// served in-process cannot be killed.
+func (x *Executor) killStuck(pl *plugins, n int, timeout time.Duration) {
+	in := pl.backend
+	if n == 2 {
+		in = pl.storage
+	}
+	if n > 2 || in.Pid() == 0 || !in.Alive() {
+		return
+	}
+	x.Logger.Warn("the job's attempt has not ended "+(time.Duration(n)*timeout).String()+" after it was cancelled (task.cancellation.timeout): killing the plugin that holds it up",
+		"plugin", in.Name(), "pid", in.Pid())
+	in.Kill()
 }
 
 func (x *Executor) addStats(s *dataflow.RunStats) {

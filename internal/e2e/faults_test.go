@@ -215,3 +215,41 @@ func waitFor(t *testing.T, r *runner, s string, within time.Duration) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestDeadlockedBackendIsReplaced: the state backend plugin deadlocks mid-job (its process
+// stays alive, answers nothing more and ignores cancellation). The checkpoint expires, the
+// attempt fails, its teardown waits on the plugin until task.cancellation.timeout, the
+// runner kills the plugin, and recovery starts a fresh one and restores: the output is
+// exactly the failure-free one, and no deadlocked process is left behind.
+func TestDeadlockedBackendIsReplaced(t *testing.T) {
+	s := newWordcount(t, "hangbackend", "filesystem", 1<<20, 20000, "")
+	marker := filepath.Join(s.dir, "deadlocked")
+	cfg := mustRead(t, s.config) +
+		"execution.checkpointing.timeout: 1s\n" +
+		"execution.checkpointing.tolerable-failed-checkpoints: 0\n" +
+		"task.cancellation.timeout: 2s\n" +
+		"state.backend.hangbackend.hang-after-writes: 200\n" +
+		"state.backend.hangbackend.hang-marker: " + marker + "\n"
+	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	out := s.runWith(t, faultPluginDir(t), 2*time.Minute)
+	if !strings.Contains(out, "injected backend deadlock") {
+		t.Fatalf("the backend never deadlocked:\n%s", tail(out, 30))
+	}
+	kill := regexp.MustCompile(`[^\n]*task.cancellation.timeout\): killing the plugin that holds it up: plugin=hangbackend[^\n]*`).FindString(out)
+	if kill == "" {
+		t.Fatalf("the deadlocked plugin was not killed:\n%s", tail(out, 30))
+	}
+	t.Log(kill)
+	if !strings.Contains(out, "restarting plugin: plugin=hangbackend") {
+		t.Fatalf("recovery did not start the killed plugin again:\n%s", tail(out, 30))
+	}
+	t.Logf("recovered and finished in %s", time.Since(start).Round(time.Millisecond))
+	var pids []int
+	for _, p := range processes("flowstate-plugin-hangbackend") {
+		pids = append(pids, p.pid)
+	}
+	waitGone(t, pids, 5*time.Second)
+}

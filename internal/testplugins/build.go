@@ -2,8 +2,8 @@
 // (in-memory state backend and checkpoint storage), memstorage (storage only), memv3
 // (protocol version 3 only), junk (prints to stdout instead of a handshake), crash (exits
 // at once with stderr text) and noisy (floods stderr); and, for the runner's fault tests,
-// faultstorage (fsstorage with injected delays and hangs) and bigmsg (a backend whose
-// replies exceed gRPC's message limit).
+// faultstorage (fsstorage with injected delays and hangs), bigmsg (a backend whose
+// replies exceed gRPC's message limit) and hangbackend (hashmap with an injected deadlock).
 package testplugins
 
 import (
@@ -18,7 +18,7 @@ import (
 var Names = []string{"mem", "memstorage", "memv3", "junk", "crash", "noisy"}
 
 // FaultNames are the further test plugins the runner's fault tests use.
-var FaultNames = []string{"faultstorage", "bigmsg"}
+var FaultNames = []string{"faultstorage", "bigmsg", "hangbackend"}
 
 // Prefix starts the file name of every plugin binary.
 const Prefix = "flowstate-plugin-"

@@ -116,6 +116,9 @@ type Restart struct {
 	// StartOverOnCheckpointLoss lets a job start from scratch when no checkpoint can be
 	// restored, instead of failing.
 	StartOverOnCheckpointLoss bool
+	// CancellationTimeout bounds how long an attempt may take to end once cancelled before
+	// the runner kills the plugin processes that hold it up (default 30s; 0: never).
+	CancellationTimeout time.Duration
 }
 
 // Control holds the control endpoint settings.
@@ -143,6 +146,7 @@ const (
 	DefaultJobType             = "wordcount"
 	DefaultRestartAttempts     = 3
 	DefaultRestartDelay        = time.Second
+	DefaultCancellationTimeout = 30 * time.Second
 	DefaultRestAddress         = "127.0.0.1"
 	DefaultRestPort            = 8081
 )
@@ -164,7 +168,7 @@ func defaults(file string) *Config {
 			MaxParallelism: DefaultMaxParallelism,
 			BatchSize:      DefaultBatchSize,
 		},
-		Restart:      Restart{Type: "fixed-delay", Attempts: DefaultRestartAttempts, Delay: DefaultRestartDelay},
+		Restart:      Restart{Type: "fixed-delay", Attempts: DefaultRestartAttempts, Delay: DefaultRestartDelay, CancellationTimeout: DefaultCancellationTimeout},
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},
 		lines:        map[string]int{},
 		written:      map[string]string{},

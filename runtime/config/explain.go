@@ -238,6 +238,9 @@ func (e *Explanation) explainSchedule(c *Config) {
 	if r.StartOverOnCheckpointLoss {
 		e.Restart += " If no checkpoint can be restored it starts over from scratch."
 	}
+	if r.CancellationTimeout > 0 {
+		e.Restart += fmt.Sprintf(" A plugin that keeps a failed attempt from ending for %s is killed (task.cancellation.timeout).", r.CancellationTimeout)
+	}
 }
 
 // sizeText formats a byte count in binary units.

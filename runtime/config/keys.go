@@ -38,6 +38,7 @@ const (
 	KeyRestartAttempts     = "restart-strategy.fixed-delay.attempts"
 	KeyRestartDelay        = "restart-strategy.fixed-delay.delay"
 	KeyStartOverOnLoss     = "execution.recovery.start-over-on-checkpoint-loss"
+	KeyCancellationTimeout = "task.cancellation.timeout"
 	KeyRestAddress         = "rest.address"
 	KeyRestPort            = "rest.port"
 	backendOptionPrefix    = "state.backend."
@@ -96,6 +97,7 @@ var currentKeys = map[string]keyDef{
 	KeyRestartAttempts:     {kind: kindInt, min: 0, max: 1 << 30},
 	KeyRestartDelay:        {kind: kindDuration},
 	KeyStartOverOnLoss:     {kind: kindBool},
+	KeyCancellationTimeout: {kind: kindDuration},
 	KeyRestAddress:         {kind: kindString},
 	KeyRestPort:            {kind: kindInt, min: 0, max: 65535},
 }

@@ -271,6 +271,8 @@ func (p *parser) set(key string, v any) {
 		c.Restart.Delay = v.(time.Duration)
 	case KeyStartOverOnLoss:
 		c.Restart.StartOverOnCheckpointLoss = v.(bool)
+	case KeyCancellationTimeout:
+		c.Restart.CancellationTimeout = v.(time.Duration)
 	case KeyRestAddress:
 		p.address = v.(string)
 	case KeyRestPort:

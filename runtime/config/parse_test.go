@@ -15,7 +15,7 @@ func TestDefaults(t *testing.T) {
 		wantEqual(t, "storage after Parse", c.CheckpointStorage, "")
 		wantEqual(t, "checkpointing", c.Checkpointing, Checkpointing{Timeout: 10 * time.Minute, NumRetained: 1, DataInlineThreshold: 20 << 10})
 		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024})
-		wantEqual(t, "restart", c.Restart, Restart{Type: "fixed-delay", Attempts: 3, Delay: time.Second})
+		wantEqual(t, "restart", c.Restart, Restart{Type: "fixed-delay", Attempts: 3, Delay: time.Second, CancellationTimeout: 30 * time.Second})
 		wantEqual(t, "control", c.Control.Address, "127.0.0.1:8081")
 		wantEqual(t, "plugins dir", c.Plugins.Dir, "")
 		wantEqual(t, "backend options", c.BackendOptions, sdk.Options{})
@@ -62,6 +62,7 @@ restart-strategy.type: fixed-delay
 restart-strategy.fixed-delay.attempts: 5
 restart-strategy.fixed-delay.delay: 500 ms
 execution.recovery.start-over-on-checkpoint-loss: true
+task.cancellation.timeout: 5s
 rest.address: 0.0.0.0
 rest.port: 9091
 `)
@@ -76,7 +77,7 @@ rest.port: 9091
 		Plugins: Plugins{Dir: "/etc/plugins", Checksums: map[string]string{"leveldb": "sha256:abc"}},
 		Job: Job{Name: "wc", Type: "wordcount", Parallelism: 4, MaxParallelism: 256, Input: "/etc/flowstate/in.txt",
 			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256},
-		Restart: Restart{Type: "fixed-delay", Attempts: 5, Delay: 500 * time.Millisecond, StartOverOnCheckpointLoss: true},
+		Restart: Restart{Type: "fixed-delay", Attempts: 5, Delay: 500 * time.Millisecond, StartOverOnCheckpointLoss: true, CancellationTimeout: 5 * time.Second},
 		Control: Control{Address: "0.0.0.0:9091"},
 	})
 	if len(c.Deprecations) != 0 || len(c.Warnings) != 0 {

@@ -76,6 +76,8 @@ func Run(ctx context.Context, job *Job, env Env) error {
 		a.completed.Store(env.Restore.CheckpointID)
 		env.Checkpoints.ObserveID(env.Restore.CheckpointID)
 	}
+	wd := &watchdog{every: env.CancellationTimeout, fire: env.OnCancellationTimeout}
+	defer wd.stop() // after the closers below: they are part of the teardown
 	closers, err := a.build(ctx)
 	defer func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -111,6 +113,7 @@ func Run(ctx context.Context, job *Job, env Env) error {
 	go func() { wg.Wait(); close(tasksDone) }()
 	cerr := a.coordinate(ctx, tasksDone)
 	cancel()
+	wd.start()
 	<-tasksDone
 	a.async.Wait()
 	if env.Stats != nil {

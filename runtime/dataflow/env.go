@@ -35,6 +35,13 @@ type Env struct {
 	OnCheckpoint func(c *checkpoint.Completed)
 	// Stats, if set, receives the state access counts when the run ends.
 	Stats *RunStats
+	// CancellationTimeout, when positive, bounds the attempt's teardown: once the attempt
+	// has been cancelled (failed, stopped or finished), Run calls OnCancellationTimeout
+	// each time another CancellationTimeout passes without the subtasks and the state they
+	// opened being released, with n = 1, 2, ... The runner kills the plugin processes that
+	// hold the teardown up (Flink's task.cancellation.timeout kills the TaskManager).
+	CancellationTimeout   time.Duration
+	OnCancellationTimeout func(n int)
 }
 
 // RunStats sum the state backend calls of every keyed subtask, and time the checkpoints.

@@ -1,0 +1,48 @@
+package dataflow
+
+import (
+	"sync"
+	"time"
+)
+
+// watchdog calls fire(1), fire(2), ... every interval from start until stop: the
+// cancellation watchdog of an attempt's teardown. A zero interval or nil fire disables it.
+type watchdog struct {
+	every time.Duration
+	fire  func(n int)
+
+	once sync.Once
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func (w *watchdog) start() {
+	if w.every <= 0 || w.fire == nil {
+		return
+	}
+	w.done = make(chan struct{})
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		t := time.NewTicker(w.every)
+		defer t.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-t.C:
+				w.fire(n)
+			case <-w.done:
+				return
+			}
+		}
+	}()
+}
+
+// stop ends the watchdog and waits for a fire in progress.
+func (w *watchdog) stop() {
+	w.once.Do(func() {
+		if w.done != nil {
+			close(w.done)
+			w.wg.Wait()
+		}
+	})
+}
