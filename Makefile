@@ -70,7 +70,7 @@ fuzz:
 # under -race, and 100,000 executions per fuzz target.
 soak: build
 	FLOWSTATE_SOAK_KILLS=150 ./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 90m -v \
-		-run 'TestCrashLoop|TestCrashRecovery|Storage|OutOfSpace|Damaged|Hostile|Noisy|Traversal' ./internal/e2e
+		-run 'TestCrashLoop|TestCrashRecovery|Storage|OutOfSpace|Damaged|Deadlocked|Hostile|Noisy|Traversal' ./internal/e2e
 	./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 60m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=100000x
 
