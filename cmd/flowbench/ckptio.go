@@ -86,7 +86,7 @@ func (b *bench) checkpointIO(ctx context.Context, deadline time.Time) (*ioResult
 			b.logf("restore: stopping after %d rounds (time budget)", round)
 			break
 		}
-		for _, m := range modes {
+		for _, m := range roundModes(round) {
 			r, err := restoreOnce(ctx, b.s.PluginDir, m, dir, last, res.entries, b.s.StateValue)
 			if err != nil {
 				return nil, err

@@ -41,7 +41,7 @@ func (r *report) render(w io.Writer) {
 	p("Measured %s in %s by `make bench` (`go run ./cmd/flowbench`).\n\n", r.started.UTC().Format("2006-01-02 15:04 MST"), r.elapsed.Round(time.Second))
 	p("**Machine:** %d CPUs (%s), %s memory, %s, Linux %s; load average %s at the start, %s at the end.\n\n",
 		m.CPUs, m.CPUModel, m.MemTotal, m.GoVersion, m.Kernel, m.LoadStart, m.LoadEnd)
-	p("Plugin and in-process variants alternate within each round; figures are medians over the rounds. In-process means the very same built-in plugin packages loaded through the same `sdk` interfaces (`pluginhost.Options{InProcess: true}`), so the difference is the process boundary alone.\n\n")
+	p("Plugin and in-process variants alternate within each round, and which goes first alternates from round to round; figures are medians over the rounds. In-process means the very same built-in plugin packages loaded through the same `sdk` interfaces (`pluginhost.Options{InProcess: true}`), so the difference is the process boundary alone.\n\n")
 	r.renderTargets(w)
 	r.renderThroughput(w)
 	r.renderCheckpoint(w)

@@ -41,8 +41,18 @@ const (
 	inProcess mode = true
 )
 
-// modes are the variants every comparison alternates, plugin first.
+// modes are the variants every comparison alternates.
 var modes = []mode{plugin, inProcess}
+
+// roundModes returns the variants in the order round runs them: plugin first in even
+// rounds, in-process first in odd ones, so that neither always runs on the machine the
+// other has just warmed up (page cache, the benchmark's heap) or loaded.
+func roundModes(round int) []mode {
+	if round%2 == 1 {
+		return []mode{inProcess, plugin}
+	}
+	return modes
+}
 
 func (m mode) String() string {
 	if m == inProcess {

@@ -36,7 +36,7 @@ func (b *bench) throughput(ctx context.Context, backend string, deadline time.Ti
 			b.logf("aggregate on %s: stopping after %d rounds (time budget)", backend, round)
 			break
 		}
-		for _, m := range modes {
+		for _, m := range roundModes(round) {
 			dir, err := freshDir(b.s.Work, "aggregate")
 			if err != nil {
 				return nil, err
