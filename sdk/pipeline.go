@@ -13,8 +13,13 @@ import "context"
 // returns the batch's error (or that of a batch before it that failed) when the plugin has
 // answered, or ctx's error when ctx ends first.
 //
+// GetAfterWrites is Get on the same ordered pipeline: it sees every batch started before
+// it, without waiting for their answers first, and fails when one of them failed. When it
+// returns, every batch started before it has been answered.
+//
 // The usual rule of KeyedStateBackend holds: one goroutine at a time. Every wait must have
-// returned before any other method is called, except StartWrite itself.
+// returned before any method other than StartWrite and GetAfterWrites is called.
 type PipelinedWriter interface {
 	StartWrite(ctx context.Context, mutations []Mutation) (wait func() error)
+	GetAfterWrites(ctx context.Context, keys [][]byte) ([][]byte, error)
 }

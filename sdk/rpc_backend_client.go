@@ -29,32 +29,41 @@ func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params Keye
 		return nil, fromStatus(err)
 	}
 	k := &keyedClient{c: b.rpc.backend, id: r.BackendId}
-	if r.WriteStream {
-		return streamingKeyedClient{k}, nil
+	if r.Pipeline {
+		return pipelinedKeyedClient{k}, nil
 	}
 	return k, nil
 }
 
 // keyedClient is a KeyedStateBackend living in a plugin process under id.
 type keyedClient struct {
-	c      pb.StateBackendClient
-	id     uint64
-	writes *writeStream // see StartWrite; nil until the first
+	c    pb.StateBackendClient
+	id   uint64
+	pipe *pipeline // see pipelinedKeyedClient; nil until first used
 }
 
 // Get sends the keys in batches of about 1 MiB; the plugin may answer each for a prefix
 // only (when the values are large) and is asked again for the rest.
 func (k *keyedClient) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	return getInBatches(keys, func(batch [][]byte) (*pb.GetResponse, error) {
+		r, err := k.c.Get(ctx, &pb.GetRequest{BackendId: k.id, Keys: batch})
+		return r, fromStatus(err)
+	})
+}
+
+// getInBatches asks get for the values of keys, about 1 MiB of keys at a time, until every
+// key has its value.
+func getInBatches(keys [][]byte, get func(batch [][]byte) (*pb.GetResponse, error)) ([][]byte, error) {
 	values := make([][]byte, 0, len(keys))
 	for len(values) < len(keys) {
 		rest := keys[len(values):]
 		n := batchEnd(rest, func(key []byte) int { return len(key) })
-		r, err := k.c.Get(ctx, &pb.GetRequest{BackendId: k.id, Keys: rest[:n]})
+		r, err := get(rest[:n])
 		if err != nil {
-			return nil, fromStatus(err)
+			return nil, err
 		}
 		if len(r.Values) == 0 || len(r.Values) > n {
-			return nil, fmt.Errorf("keyed backend %d: plugin answered %d values for %d keys", k.id, len(r.Values), n)
+			return nil, fmt.Errorf("plugin answered %d values for %d keys", len(r.Values), n)
 		}
 		absent := r.Absent
 		for i, v := range r.Values {
@@ -125,9 +134,9 @@ func (k *keyedClient) NotifyCheckpointAborted(ctx context.Context, checkpointID 
 func (k *keyedClient) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
 	defer cancel()
-	if k.writes != nil {
-		k.writes.close(ctx)
-		k.writes = nil
+	if k.pipe != nil {
+		k.pipe.close(ctx)
+		k.pipe = nil
 	}
 	_, err := k.c.CloseKeyedBackend(ctx, &pb.BackendRequest{BackendId: k.id})
 	return fromStatus(err)

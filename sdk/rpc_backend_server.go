@@ -32,7 +32,7 @@ func (s *backendServer) CreateKeyedBackend(ctx context.Context, req *pb.CreateKe
 	if kb == nil {
 		return nil, fmt.Errorf("CreateKeyedStateBackend returned no backend and no error")
 	}
-	return &pb.CreateKeyedBackendResponse{BackendId: s.backends.Add(kb), WriteStream: true}, nil
+	return &pb.CreateKeyedBackendResponse{BackendId: s.backends.Add(kb), Pipeline: true}, nil
 }
 
 func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (*pb.GetResponse, error) {
@@ -40,6 +40,12 @@ func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (*pb.GetRes
 	if err != nil {
 		return nil, err
 	}
+	return getOnPlugin(ctx, kb, req)
+}
+
+// getOnPlugin answers a GetRequest for a prefix of its keys whose values fit the batch
+// size (at least one key).
+func getOnPlugin(ctx context.Context, kb KeyedStateBackend, req *pb.GetRequest) (*pb.GetResponse, error) {
 	values, err := kb.Get(ctx, req.Keys)
 	if err != nil {
 		return nil, err
@@ -47,7 +53,6 @@ func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (*pb.GetRes
 	if len(values) != len(req.Keys) {
 		return nil, fmt.Errorf("keyed backend %d: Get returned %d values for %d keys", req.BackendId, len(values), len(req.Keys))
 	}
-	// Answer for a prefix of the keys whose values fit the batch size.
 	n := batchEnd(values, func(v []byte) int { return len(v) })
 	resp := &pb.GetResponse{Values: values[:n]}
 	for i, v := range values[:n] {
@@ -63,13 +68,19 @@ func (s *backendServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.Em
 	if err != nil {
 		return nil, err
 	}
+	return &pb.Empty{}, writeOnPlugin(ctx, kb, req)
+}
+
+// writeOnPlugin applies a WriteRequest.
+func writeOnPlugin(ctx context.Context, kb KeyedStateBackend, req *pb.WriteRequest) error {
 	muts := mutationsFromProto(req.Mutations)
 	if len(req.Packed) > 0 {
+		var err error
 		if muts, err = unpackMutations(muts, req.Packed); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return &pb.Empty{}, kb.Write(ctx, muts)
+	return kb.Write(ctx, muts)
 }
 
 func (s *backendServer) Scan(ctx context.Context, req *pb.ScanRequest) (*pb.ScanResponse, error) {

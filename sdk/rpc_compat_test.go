@@ -51,20 +51,20 @@ func (mapKeyed) NotifyCheckpointComplete(context.Context, int64) error { return 
 func (mapKeyed) NotifyCheckpointAborted(context.Context, int64) error  { return nil }
 func (mapKeyed) Close() error                                          { return nil }
 
-// oldBackendServer plays a plugin built with an SDK from before WriteStream: it neither
+// oldBackendServer plays a plugin built with an SDK from before Pipeline: it neither
 // serves the stream nor says it does.
 type oldBackendServer struct{ *backendServer }
 
 func (o oldBackendServer) CreateKeyedBackend(ctx context.Context, req *pb.CreateKeyedBackendRequest) (*pb.CreateKeyedBackendResponse, error) {
 	r, err := o.backendServer.CreateKeyedBackend(ctx, req)
 	if r != nil {
-		r.WriteStream = false
+		r.Pipeline = false
 	}
 	return r, err
 }
 
-func (oldBackendServer) WriteStream(pb.StateBackend_WriteStreamServer) error {
-	return status.Error(codes.Unimplemented, "a plugin of an older SDK has no WriteStream")
+func (oldBackendServer) Pipeline(pb.StateBackend_PipelineServer) error {
+	return status.Error(codes.Unimplemented, "a plugin of an older SDK has no Pipeline")
 }
 
 // serveBackend serves srv over an in-memory connection and returns the host's view of it.

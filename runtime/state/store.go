@@ -134,12 +134,9 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 		}
 	}
 	if len(fetch) > 0 {
-		if err := s.Sync(); err != nil { // the backend must hold the previous batch's writes
-			return err
-		}
-		vals, err := s.backend.Get(ctx, fetch)
+		vals, err := s.read(ctx, fetch)
 		if err != nil {
-			return fmt.Errorf("read state of %d keys: %w", len(fetch), err)
+			return err
 		}
 		s.stats.GetCalls++
 		s.stats.KeysRead += int64(len(fetch))
@@ -160,6 +157,28 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 	s.stats.Records += int64(len(keys))
 	s.curKey = nil
 	return s.flush(ctx)
+}
+
+// read reads keys from the backend after the writes in flight have applied. A plugin
+// backend takes the read on the pipeline behind the writes; any other waits for them first.
+func (s *Store) read(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	var vals [][]byte
+	var err error
+	if pw, ok := s.backend.(sdk.PipelinedWriter); ok {
+		vals, err = pw.GetAfterWrites(ctx, keys)
+		if serr := s.Sync(); serr != nil { // answered already: the read came after them
+			return nil, serr
+		}
+	} else {
+		if err := s.Sync(); err != nil {
+			return nil, err
+		}
+		vals, err = s.backend.Get(ctx, keys)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state of %d keys: %w", len(keys), err)
+	}
+	return vals, nil
 }
 
 func (s *Store) flush(ctx context.Context) error {

@@ -163,9 +163,9 @@ func (x *CreateKeyedBackendRequest) GetKeyGroups() *KeyGroupRange {
 type CreateKeyedBackendResponse struct {
 	state     protoimpl.MessageState `protogen:"open.v1"`
 	BackendId uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
-	// write_stream says the plugin serves WriteStream (plugins of older SDKs do not: the host
-	// then writes with Write alone).
-	WriteStream   bool `protobuf:"varint,2,opt,name=write_stream,json=writeStream,proto3" json:"write_stream,omitempty"`
+	// pipeline says the plugin serves Pipeline (plugins of older SDKs do not: the host then
+	// uses Get and Write alone).
+	Pipeline      bool `protobuf:"varint,2,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -207,9 +207,9 @@ func (x *CreateKeyedBackendResponse) GetBackendId() uint64 {
 	return 0
 }
 
-func (x *CreateKeyedBackendResponse) GetWriteStream() bool {
+func (x *CreateKeyedBackendResponse) GetPipeline() bool {
 	if x != nil {
-		return x.WriteStream
+		return x.Pipeline
 	}
 	return false
 }
@@ -424,27 +424,32 @@ func (x *Mutation) GetDelete() bool {
 	return false
 }
 
-type WriteAck struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Error         *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+type PipelineRequest struct {
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	BackendId uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
+	// Types that are valid to be assigned to Op:
+	//
+	//	*PipelineRequest_Write
+	//	*PipelineRequest_Get
+	Op            isPipelineRequest_Op `protobuf_oneof:"op"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
-func (x *WriteAck) Reset() {
-	*x = WriteAck{}
+func (x *PipelineRequest) Reset() {
+	*x = PipelineRequest{}
 	mi := &file_backend_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
 
-func (x *WriteAck) String() string {
+func (x *PipelineRequest) String() string {
 	return protoimpl.X.MessageStringOf(x)
 }
 
-func (*WriteAck) ProtoMessage() {}
+func (*PipelineRequest) ProtoMessage() {}
 
-func (x *WriteAck) ProtoReflect() protoreflect.Message {
+func (x *PipelineRequest) ProtoReflect() protoreflect.Message {
 	mi := &file_backend_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
@@ -456,14 +461,109 @@ func (x *WriteAck) ProtoReflect() protoreflect.Message {
 	return mi.MessageOf(x)
 }
 
-// Deprecated: Use WriteAck.ProtoReflect.Descriptor instead.
-func (*WriteAck) Descriptor() ([]byte, []int) {
+// Deprecated: Use PipelineRequest.ProtoReflect.Descriptor instead.
+func (*PipelineRequest) Descriptor() ([]byte, []int) {
 	return file_backend_proto_rawDescGZIP(), []int{7}
 }
 
-func (x *WriteAck) GetError() *Error {
+func (x *PipelineRequest) GetBackendId() uint64 {
+	if x != nil {
+		return x.BackendId
+	}
+	return 0
+}
+
+func (x *PipelineRequest) GetOp() isPipelineRequest_Op {
+	if x != nil {
+		return x.Op
+	}
+	return nil
+}
+
+func (x *PipelineRequest) GetWrite() *WriteRequest {
+	if x != nil {
+		if x, ok := x.Op.(*PipelineRequest_Write); ok {
+			return x.Write
+		}
+	}
+	return nil
+}
+
+func (x *PipelineRequest) GetGet() *GetRequest {
+	if x != nil {
+		if x, ok := x.Op.(*PipelineRequest_Get); ok {
+			return x.Get
+		}
+	}
+	return nil
+}
+
+type isPipelineRequest_Op interface {
+	isPipelineRequest_Op()
+}
+
+type PipelineRequest_Write struct {
+	Write *WriteRequest `protobuf:"bytes,2,opt,name=write,proto3,oneof"`
+}
+
+type PipelineRequest_Get struct {
+	// get is answered like Get: for a prefix of its keys (at least one).
+	Get *GetRequest `protobuf:"bytes,3,opt,name=get,proto3,oneof"`
+}
+
+func (*PipelineRequest_Write) isPipelineRequest_Op() {}
+
+func (*PipelineRequest_Get) isPipelineRequest_Op() {}
+
+type PipelineResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Error *Error                 `protobuf:"bytes,1,opt,name=error,proto3" json:"error,omitempty"`
+	// get answers a get request.
+	Get           *GetResponse `protobuf:"bytes,2,opt,name=get,proto3" json:"get,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PipelineResponse) Reset() {
+	*x = PipelineResponse{}
+	mi := &file_backend_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PipelineResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PipelineResponse) ProtoMessage() {}
+
+func (x *PipelineResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PipelineResponse.ProtoReflect.Descriptor instead.
+func (*PipelineResponse) Descriptor() ([]byte, []int) {
+	return file_backend_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *PipelineResponse) GetError() *Error {
 	if x != nil {
 		return x.Error
+	}
+	return nil
+}
+
+func (x *PipelineResponse) GetGet() *GetResponse {
+	if x != nil {
+		return x.Get
 	}
 	return nil
 }
@@ -483,7 +583,7 @@ type WriteRequest struct {
 
 func (x *WriteRequest) Reset() {
 	*x = WriteRequest{}
-	mi := &file_backend_proto_msgTypes[8]
+	mi := &file_backend_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -495,7 +595,7 @@ func (x *WriteRequest) String() string {
 func (*WriteRequest) ProtoMessage() {}
 
 func (x *WriteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[8]
+	mi := &file_backend_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -508,7 +608,7 @@ func (x *WriteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteRequest.ProtoReflect.Descriptor instead.
 func (*WriteRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{8}
+	return file_backend_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *WriteRequest) GetBackendId() uint64 {
@@ -545,7 +645,7 @@ type ScanRequest struct {
 
 func (x *ScanRequest) Reset() {
 	*x = ScanRequest{}
-	mi := &file_backend_proto_msgTypes[9]
+	mi := &file_backend_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -557,7 +657,7 @@ func (x *ScanRequest) String() string {
 func (*ScanRequest) ProtoMessage() {}
 
 func (x *ScanRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[9]
+	mi := &file_backend_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -570,7 +670,7 @@ func (x *ScanRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanRequest.ProtoReflect.Descriptor instead.
 func (*ScanRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{9}
+	return file_backend_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ScanRequest) GetBackendId() uint64 {
@@ -611,7 +711,7 @@ type KV struct {
 
 func (x *KV) Reset() {
 	*x = KV{}
-	mi := &file_backend_proto_msgTypes[10]
+	mi := &file_backend_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -623,7 +723,7 @@ func (x *KV) String() string {
 func (*KV) ProtoMessage() {}
 
 func (x *KV) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[10]
+	mi := &file_backend_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -636,7 +736,7 @@ func (x *KV) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KV.ProtoReflect.Descriptor instead.
 func (*KV) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{10}
+	return file_backend_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *KV) GetKey() []byte {
@@ -662,7 +762,7 @@ type ScanResponse struct {
 
 func (x *ScanResponse) Reset() {
 	*x = ScanResponse{}
-	mi := &file_backend_proto_msgTypes[11]
+	mi := &file_backend_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -674,7 +774,7 @@ func (x *ScanResponse) String() string {
 func (*ScanResponse) ProtoMessage() {}
 
 func (x *ScanResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[11]
+	mi := &file_backend_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -687,7 +787,7 @@ func (x *ScanResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ScanResponse.ProtoReflect.Descriptor instead.
 func (*ScanResponse) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{11}
+	return file_backend_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ScanResponse) GetPairs() []*KV {
@@ -708,7 +808,7 @@ type SnapshotRequest struct {
 
 func (x *SnapshotRequest) Reset() {
 	*x = SnapshotRequest{}
-	mi := &file_backend_proto_msgTypes[12]
+	mi := &file_backend_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -720,7 +820,7 @@ func (x *SnapshotRequest) String() string {
 func (*SnapshotRequest) ProtoMessage() {}
 
 func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[12]
+	mi := &file_backend_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -733,7 +833,7 @@ func (x *SnapshotRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{12}
+	return file_backend_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SnapshotRequest) GetBackendId() uint64 {
@@ -766,7 +866,7 @@ type SnapshotResponse struct {
 
 func (x *SnapshotResponse) Reset() {
 	*x = SnapshotResponse{}
-	mi := &file_backend_proto_msgTypes[13]
+	mi := &file_backend_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -778,7 +878,7 @@ func (x *SnapshotResponse) String() string {
 func (*SnapshotResponse) ProtoMessage() {}
 
 func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[13]
+	mi := &file_backend_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -791,7 +891,7 @@ func (x *SnapshotResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotResponse.ProtoReflect.Descriptor instead.
 func (*SnapshotResponse) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{13}
+	return file_backend_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *SnapshotResponse) GetSnapshotId() uint64 {
@@ -810,7 +910,7 @@ type SnapshotReleaseRequest struct {
 
 func (x *SnapshotReleaseRequest) Reset() {
 	*x = SnapshotReleaseRequest{}
-	mi := &file_backend_proto_msgTypes[14]
+	mi := &file_backend_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +922,7 @@ func (x *SnapshotReleaseRequest) String() string {
 func (*SnapshotReleaseRequest) ProtoMessage() {}
 
 func (x *SnapshotReleaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[14]
+	mi := &file_backend_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +935,7 @@ func (x *SnapshotReleaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotReleaseRequest.ProtoReflect.Descriptor instead.
 func (*SnapshotReleaseRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{14}
+	return file_backend_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *SnapshotReleaseRequest) GetSnapshotId() uint64 {
@@ -855,7 +955,7 @@ type NotifyRequest struct {
 
 func (x *NotifyRequest) Reset() {
 	*x = NotifyRequest{}
-	mi := &file_backend_proto_msgTypes[15]
+	mi := &file_backend_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +967,7 @@ func (x *NotifyRequest) String() string {
 func (*NotifyRequest) ProtoMessage() {}
 
 func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[15]
+	mi := &file_backend_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +980,7 @@ func (x *NotifyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NotifyRequest.ProtoReflect.Descriptor instead.
 func (*NotifyRequest) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{15}
+	return file_backend_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NotifyRequest) GetBackendId() uint64 {
@@ -907,7 +1007,7 @@ type NamedStateHandle struct {
 
 func (x *NamedStateHandle) Reset() {
 	*x = NamedStateHandle{}
-	mi := &file_backend_proto_msgTypes[16]
+	mi := &file_backend_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -919,7 +1019,7 @@ func (x *NamedStateHandle) String() string {
 func (*NamedStateHandle) ProtoMessage() {}
 
 func (x *NamedStateHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[16]
+	mi := &file_backend_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -932,7 +1032,7 @@ func (x *NamedStateHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamedStateHandle.ProtoReflect.Descriptor instead.
 func (*NamedStateHandle) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{16}
+	return file_backend_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *NamedStateHandle) GetName() string {
@@ -961,7 +1061,7 @@ type KeyedStateHandle struct {
 
 func (x *KeyedStateHandle) Reset() {
 	*x = KeyedStateHandle{}
-	mi := &file_backend_proto_msgTypes[17]
+	mi := &file_backend_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -973,7 +1073,7 @@ func (x *KeyedStateHandle) String() string {
 func (*KeyedStateHandle) ProtoMessage() {}
 
 func (x *KeyedStateHandle) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[17]
+	mi := &file_backend_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -986,7 +1086,7 @@ func (x *KeyedStateHandle) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KeyedStateHandle.ProtoReflect.Descriptor instead.
 func (*KeyedStateHandle) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{17}
+	return file_backend_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *KeyedStateHandle) GetKeyGroups() *KeyGroupRange {
@@ -1033,7 +1133,7 @@ type SnapshotWriteHostMessage struct {
 
 func (x *SnapshotWriteHostMessage) Reset() {
 	*x = SnapshotWriteHostMessage{}
-	mi := &file_backend_proto_msgTypes[18]
+	mi := &file_backend_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1045,7 +1145,7 @@ func (x *SnapshotWriteHostMessage) String() string {
 func (*SnapshotWriteHostMessage) ProtoMessage() {}
 
 func (x *SnapshotWriteHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[18]
+	mi := &file_backend_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1058,7 +1158,7 @@ func (x *SnapshotWriteHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWriteHostMessage.ProtoReflect.Descriptor instead.
 func (*SnapshotWriteHostMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{18}
+	return file_backend_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SnapshotWriteHostMessage) GetMsg() isSnapshotWriteHostMessage_Msg {
@@ -1143,7 +1243,7 @@ type SnapshotWriteStart struct {
 
 func (x *SnapshotWriteStart) Reset() {
 	*x = SnapshotWriteStart{}
-	mi := &file_backend_proto_msgTypes[19]
+	mi := &file_backend_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1155,7 +1255,7 @@ func (x *SnapshotWriteStart) String() string {
 func (*SnapshotWriteStart) ProtoMessage() {}
 
 func (x *SnapshotWriteStart) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[19]
+	mi := &file_backend_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1168,7 +1268,7 @@ func (x *SnapshotWriteStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWriteStart.ProtoReflect.Descriptor instead.
 func (*SnapshotWriteStart) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{19}
+	return file_backend_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SnapshotWriteStart) GetSnapshotId() uint64 {
@@ -1188,7 +1288,7 @@ type StreamOpened struct {
 
 func (x *StreamOpened) Reset() {
 	*x = StreamOpened{}
-	mi := &file_backend_proto_msgTypes[20]
+	mi := &file_backend_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1200,7 +1300,7 @@ func (x *StreamOpened) String() string {
 func (*StreamOpened) ProtoMessage() {}
 
 func (x *StreamOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[20]
+	mi := &file_backend_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1213,7 +1313,7 @@ func (x *StreamOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOpened.ProtoReflect.Descriptor instead.
 func (*StreamOpened) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{20}
+	return file_backend_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StreamOpened) GetStreamId() uint64 {
@@ -1241,7 +1341,7 @@ type StreamClosed struct {
 
 func (x *StreamClosed) Reset() {
 	*x = StreamClosed{}
-	mi := &file_backend_proto_msgTypes[21]
+	mi := &file_backend_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1253,7 +1353,7 @@ func (x *StreamClosed) String() string {
 func (*StreamClosed) ProtoMessage() {}
 
 func (x *StreamClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[21]
+	mi := &file_backend_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1266,7 +1366,7 @@ func (x *StreamClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamClosed.ProtoReflect.Descriptor instead.
 func (*StreamClosed) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{21}
+	return file_backend_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StreamClosed) GetStreamId() uint64 {
@@ -1300,7 +1400,7 @@ type StreamFailed struct {
 
 func (x *StreamFailed) Reset() {
 	*x = StreamFailed{}
-	mi := &file_backend_proto_msgTypes[22]
+	mi := &file_backend_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1412,7 @@ func (x *StreamFailed) String() string {
 func (*StreamFailed) ProtoMessage() {}
 
 func (x *StreamFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[22]
+	mi := &file_backend_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1425,7 @@ func (x *StreamFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamFailed.ProtoReflect.Descriptor instead.
 func (*StreamFailed) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{22}
+	return file_backend_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StreamFailed) GetStreamId() uint64 {
@@ -1358,7 +1458,7 @@ type SnapshotWritePluginMessage struct {
 
 func (x *SnapshotWritePluginMessage) Reset() {
 	*x = SnapshotWritePluginMessage{}
-	mi := &file_backend_proto_msgTypes[23]
+	mi := &file_backend_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1370,7 +1470,7 @@ func (x *SnapshotWritePluginMessage) String() string {
 func (*SnapshotWritePluginMessage) ProtoMessage() {}
 
 func (x *SnapshotWritePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[23]
+	mi := &file_backend_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1383,7 +1483,7 @@ func (x *SnapshotWritePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWritePluginMessage.ProtoReflect.Descriptor instead.
 func (*SnapshotWritePluginMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{23}
+	return file_backend_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SnapshotWritePluginMessage) GetMsg() isSnapshotWritePluginMessage_Msg {
@@ -1467,7 +1567,7 @@ type OpenStream struct {
 
 func (x *OpenStream) Reset() {
 	*x = OpenStream{}
-	mi := &file_backend_proto_msgTypes[24]
+	mi := &file_backend_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1479,7 +1579,7 @@ func (x *OpenStream) String() string {
 func (*OpenStream) ProtoMessage() {}
 
 func (x *OpenStream) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[24]
+	mi := &file_backend_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1492,7 +1592,7 @@ func (x *OpenStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStream.ProtoReflect.Descriptor instead.
 func (*OpenStream) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{24}
+	return file_backend_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *OpenStream) GetStreamId() uint64 {
@@ -1519,7 +1619,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_backend_proto_msgTypes[25]
+	mi := &file_backend_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1531,7 +1631,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[25]
+	mi := &file_backend_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1544,7 +1644,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{25}
+	return file_backend_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *StreamChunk) GetStreamId() uint64 {
@@ -1573,7 +1673,7 @@ type CloseStream struct {
 
 func (x *CloseStream) Reset() {
 	*x = CloseStream{}
-	mi := &file_backend_proto_msgTypes[26]
+	mi := &file_backend_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1585,7 +1685,7 @@ func (x *CloseStream) String() string {
 func (*CloseStream) ProtoMessage() {}
 
 func (x *CloseStream) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[26]
+	mi := &file_backend_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1598,7 +1698,7 @@ func (x *CloseStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStream.ProtoReflect.Descriptor instead.
 func (*CloseStream) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{26}
+	return file_backend_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *CloseStream) GetStreamId() uint64 {
@@ -1625,7 +1725,7 @@ type SnapshotWriteDone struct {
 
 func (x *SnapshotWriteDone) Reset() {
 	*x = SnapshotWriteDone{}
-	mi := &file_backend_proto_msgTypes[27]
+	mi := &file_backend_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1637,7 +1737,7 @@ func (x *SnapshotWriteDone) String() string {
 func (*SnapshotWriteDone) ProtoMessage() {}
 
 func (x *SnapshotWriteDone) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[27]
+	mi := &file_backend_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1650,7 +1750,7 @@ func (x *SnapshotWriteDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWriteDone.ProtoReflect.Descriptor instead.
 func (*SnapshotWriteDone) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{27}
+	return file_backend_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SnapshotWriteDone) GetHandles() []*KeyedStateHandle {
@@ -1682,7 +1782,7 @@ type RestoreHostMessage struct {
 
 func (x *RestoreHostMessage) Reset() {
 	*x = RestoreHostMessage{}
-	mi := &file_backend_proto_msgTypes[28]
+	mi := &file_backend_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1694,7 +1794,7 @@ func (x *RestoreHostMessage) String() string {
 func (*RestoreHostMessage) ProtoMessage() {}
 
 func (x *RestoreHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[28]
+	mi := &file_backend_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1707,7 +1807,7 @@ func (x *RestoreHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreHostMessage.ProtoReflect.Descriptor instead.
 func (*RestoreHostMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{28}
+	return file_backend_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *RestoreHostMessage) GetMsg() isRestoreHostMessage_Msg {
@@ -1777,7 +1877,7 @@ type RestoreStart struct {
 
 func (x *RestoreStart) Reset() {
 	*x = RestoreStart{}
-	mi := &file_backend_proto_msgTypes[29]
+	mi := &file_backend_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1789,7 +1889,7 @@ func (x *RestoreStart) String() string {
 func (*RestoreStart) ProtoMessage() {}
 
 func (x *RestoreStart) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[29]
+	mi := &file_backend_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1802,7 +1902,7 @@ func (x *RestoreStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreStart.ProtoReflect.Descriptor instead.
 func (*RestoreStart) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{29}
+	return file_backend_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *RestoreStart) GetBackendId() uint64 {
@@ -1835,7 +1935,7 @@ type ReadOpened struct {
 
 func (x *ReadOpened) Reset() {
 	*x = ReadOpened{}
-	mi := &file_backend_proto_msgTypes[30]
+	mi := &file_backend_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1847,7 +1947,7 @@ func (x *ReadOpened) String() string {
 func (*ReadOpened) ProtoMessage() {}
 
 func (x *ReadOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[30]
+	mi := &file_backend_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1860,7 +1960,7 @@ func (x *ReadOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOpened.ProtoReflect.Descriptor instead.
 func (*ReadOpened) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{30}
+	return file_backend_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ReadOpened) GetReadId() uint64 {
@@ -1897,7 +1997,7 @@ type ReadData struct {
 
 func (x *ReadData) Reset() {
 	*x = ReadData{}
-	mi := &file_backend_proto_msgTypes[31]
+	mi := &file_backend_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1909,7 +2009,7 @@ func (x *ReadData) String() string {
 func (*ReadData) ProtoMessage() {}
 
 func (x *ReadData) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[31]
+	mi := &file_backend_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1922,7 +2022,7 @@ func (x *ReadData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadData.ProtoReflect.Descriptor instead.
 func (*ReadData) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{31}
+	return file_backend_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ReadData) GetReadId() uint64 {
@@ -1969,7 +2069,7 @@ type RestorePluginMessage struct {
 
 func (x *RestorePluginMessage) Reset() {
 	*x = RestorePluginMessage{}
-	mi := &file_backend_proto_msgTypes[32]
+	mi := &file_backend_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1981,7 +2081,7 @@ func (x *RestorePluginMessage) String() string {
 func (*RestorePluginMessage) ProtoMessage() {}
 
 func (x *RestorePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[32]
+	mi := &file_backend_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1994,7 +2094,7 @@ func (x *RestorePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestorePluginMessage.ProtoReflect.Descriptor instead.
 func (*RestorePluginMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{32}
+	return file_backend_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *RestorePluginMessage) GetMsg() isRestorePluginMessage_Msg {
@@ -2081,7 +2181,7 @@ type OpenRead struct {
 
 func (x *OpenRead) Reset() {
 	*x = OpenRead{}
-	mi := &file_backend_proto_msgTypes[33]
+	mi := &file_backend_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2093,7 +2193,7 @@ func (x *OpenRead) String() string {
 func (*OpenRead) ProtoMessage() {}
 
 func (x *OpenRead) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[33]
+	mi := &file_backend_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2106,7 +2206,7 @@ func (x *OpenRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRead.ProtoReflect.Descriptor instead.
 func (*OpenRead) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{33}
+	return file_backend_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *OpenRead) GetReadId() uint64 {
@@ -2139,7 +2239,7 @@ type ReadNext struct {
 
 func (x *ReadNext) Reset() {
 	*x = ReadNext{}
-	mi := &file_backend_proto_msgTypes[34]
+	mi := &file_backend_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2151,7 +2251,7 @@ func (x *ReadNext) String() string {
 func (*ReadNext) ProtoMessage() {}
 
 func (x *ReadNext) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[34]
+	mi := &file_backend_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2164,7 +2264,7 @@ func (x *ReadNext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadNext.ProtoReflect.Descriptor instead.
 func (*ReadNext) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{34}
+	return file_backend_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ReadNext) GetReadId() uint64 {
@@ -2183,7 +2283,7 @@ type CloseRead struct {
 
 func (x *CloseRead) Reset() {
 	*x = CloseRead{}
-	mi := &file_backend_proto_msgTypes[35]
+	mi := &file_backend_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2195,7 +2295,7 @@ func (x *CloseRead) String() string {
 func (*CloseRead) ProtoMessage() {}
 
 func (x *CloseRead) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[35]
+	mi := &file_backend_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2208,7 +2308,7 @@ func (x *CloseRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRead.ProtoReflect.Descriptor instead.
 func (*CloseRead) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{35}
+	return file_backend_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CloseRead) GetReadId() uint64 {
@@ -2227,7 +2327,7 @@ type RestoreDone struct {
 
 func (x *RestoreDone) Reset() {
 	*x = RestoreDone{}
-	mi := &file_backend_proto_msgTypes[36]
+	mi := &file_backend_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2239,7 +2339,7 @@ func (x *RestoreDone) String() string {
 func (*RestoreDone) ProtoMessage() {}
 
 func (x *RestoreDone) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[36]
+	mi := &file_backend_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2252,7 +2352,7 @@ func (x *RestoreDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreDone.ProtoReflect.Descriptor instead.
 func (*RestoreDone) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{36}
+	return file_backend_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *RestoreDone) GetError() *Error {
@@ -2278,11 +2378,11 @@ const file_backend_proto_rawDesc = "" +
 	"\vparallelism\x18\x04 \x01(\x05R\vparallelism\x12'\n" +
 	"\x0fmax_parallelism\x18\x05 \x01(\x05R\x0emaxParallelism\x12:\n" +
 	"\n" +
-	"key_groups\x18\x06 \x01(\v2\x1b.flowstate.v1.KeyGroupRangeR\tkeyGroups\"^\n" +
+	"key_groups\x18\x06 \x01(\v2\x1b.flowstate.v1.KeyGroupRangeR\tkeyGroups\"W\n" +
 	"\x1aCreateKeyedBackendResponse\x12\x1d\n" +
 	"\n" +
-	"backend_id\x18\x01 \x01(\x04R\tbackendId\x12!\n" +
-	"\fwrite_stream\x18\x02 \x01(\bR\vwriteStream\"/\n" +
+	"backend_id\x18\x01 \x01(\x04R\tbackendId\x12\x1a\n" +
+	"\bpipeline\x18\x02 \x01(\bR\bpipeline\"/\n" +
 	"\x0eBackendRequest\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\"?\n" +
@@ -2297,9 +2397,16 @@ const file_backend_proto_rawDesc = "" +
 	"\bMutation\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\x12\x16\n" +
-	"\x06delete\x18\x03 \x01(\bR\x06delete\"5\n" +
-	"\bWriteAck\x12)\n" +
-	"\x05error\x18\x01 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"{\n" +
+	"\x06delete\x18\x03 \x01(\bR\x06delete\"\x98\x01\n" +
+	"\x0fPipelineRequest\x12\x1d\n" +
+	"\n" +
+	"backend_id\x18\x01 \x01(\x04R\tbackendId\x122\n" +
+	"\x05write\x18\x02 \x01(\v2\x1a.flowstate.v1.WriteRequestH\x00R\x05write\x12,\n" +
+	"\x03get\x18\x03 \x01(\v2\x18.flowstate.v1.GetRequestH\x00R\x03getB\x04\n" +
+	"\x02op\"j\n" +
+	"\x10PipelineResponse\x12)\n" +
+	"\x05error\x18\x01 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\x12+\n" +
+	"\x03get\x18\x02 \x01(\v2\x19.flowstate.v1.GetResponseR\x03get\"{\n" +
 	"\fWriteRequest\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\x124\n" +
@@ -2414,12 +2521,12 @@ const file_backend_proto_rawDesc = "" +
 	"\tCloseRead\x12\x17\n" +
 	"\aread_id\x18\x01 \x01(\x04R\x06readId\"8\n" +
 	"\vRestoreDone\x12)\n" +
-	"\x05error\x18\x01 \x01(\v2\x13.flowstate.v1.ErrorR\x05error2\xab\a\n" +
+	"\x05error\x18\x01 \x01(\v2\x13.flowstate.v1.ErrorR\x05error2\xb3\a\n" +
 	"\fStateBackend\x12g\n" +
 	"\x12CreateKeyedBackend\x12'.flowstate.v1.CreateKeyedBackendRequest\x1a(.flowstate.v1.CreateKeyedBackendResponse\x12:\n" +
 	"\x03Get\x12\x18.flowstate.v1.GetRequest\x1a\x19.flowstate.v1.GetResponse\x128\n" +
-	"\x05Write\x12\x1a.flowstate.v1.WriteRequest\x1a\x13.flowstate.v1.Empty\x12E\n" +
-	"\vWriteStream\x12\x1a.flowstate.v1.WriteRequest\x1a\x16.flowstate.v1.WriteAck(\x010\x01\x12=\n" +
+	"\x05Write\x12\x1a.flowstate.v1.WriteRequest\x1a\x13.flowstate.v1.Empty\x12M\n" +
+	"\bPipeline\x12\x1d.flowstate.v1.PipelineRequest\x1a\x1e.flowstate.v1.PipelineResponse(\x010\x01\x12=\n" +
 	"\x04Scan\x12\x19.flowstate.v1.ScanRequest\x1a\x1a.flowstate.v1.ScanResponse\x12I\n" +
 	"\bSnapshot\x12\x1d.flowstate.v1.SnapshotRequest\x1a\x1e.flowstate.v1.SnapshotResponse\x12e\n" +
 	"\rSnapshotWrite\x12&.flowstate.v1.SnapshotWriteHostMessage\x1a(.flowstate.v1.SnapshotWritePluginMessage(\x010\x01\x12L\n" +
@@ -2441,7 +2548,7 @@ func file_backend_proto_rawDescGZIP() []byte {
 	return file_backend_proto_rawDescData
 }
 
-var file_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
+var file_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
 var file_backend_proto_goTypes = []any{
 	(*KeyGroupRange)(nil),              // 0: flowstate.v1.KeyGroupRange
 	(*CreateKeyedBackendRequest)(nil),  // 1: flowstate.v1.CreateKeyedBackendRequest
@@ -2450,105 +2557,109 @@ var file_backend_proto_goTypes = []any{
 	(*GetRequest)(nil),                 // 4: flowstate.v1.GetRequest
 	(*GetResponse)(nil),                // 5: flowstate.v1.GetResponse
 	(*Mutation)(nil),                   // 6: flowstate.v1.Mutation
-	(*WriteAck)(nil),                   // 7: flowstate.v1.WriteAck
-	(*WriteRequest)(nil),               // 8: flowstate.v1.WriteRequest
-	(*ScanRequest)(nil),                // 9: flowstate.v1.ScanRequest
-	(*KV)(nil),                         // 10: flowstate.v1.KV
-	(*ScanResponse)(nil),               // 11: flowstate.v1.ScanResponse
-	(*SnapshotRequest)(nil),            // 12: flowstate.v1.SnapshotRequest
-	(*SnapshotResponse)(nil),           // 13: flowstate.v1.SnapshotResponse
-	(*SnapshotReleaseRequest)(nil),     // 14: flowstate.v1.SnapshotReleaseRequest
-	(*NotifyRequest)(nil),              // 15: flowstate.v1.NotifyRequest
-	(*NamedStateHandle)(nil),           // 16: flowstate.v1.NamedStateHandle
-	(*KeyedStateHandle)(nil),           // 17: flowstate.v1.KeyedStateHandle
-	(*SnapshotWriteHostMessage)(nil),   // 18: flowstate.v1.SnapshotWriteHostMessage
-	(*SnapshotWriteStart)(nil),         // 19: flowstate.v1.SnapshotWriteStart
-	(*StreamOpened)(nil),               // 20: flowstate.v1.StreamOpened
-	(*StreamClosed)(nil),               // 21: flowstate.v1.StreamClosed
-	(*StreamFailed)(nil),               // 22: flowstate.v1.StreamFailed
-	(*SnapshotWritePluginMessage)(nil), // 23: flowstate.v1.SnapshotWritePluginMessage
-	(*OpenStream)(nil),                 // 24: flowstate.v1.OpenStream
-	(*StreamChunk)(nil),                // 25: flowstate.v1.StreamChunk
-	(*CloseStream)(nil),                // 26: flowstate.v1.CloseStream
-	(*SnapshotWriteDone)(nil),          // 27: flowstate.v1.SnapshotWriteDone
-	(*RestoreHostMessage)(nil),         // 28: flowstate.v1.RestoreHostMessage
-	(*RestoreStart)(nil),               // 29: flowstate.v1.RestoreStart
-	(*ReadOpened)(nil),                 // 30: flowstate.v1.ReadOpened
-	(*ReadData)(nil),                   // 31: flowstate.v1.ReadData
-	(*RestorePluginMessage)(nil),       // 32: flowstate.v1.RestorePluginMessage
-	(*OpenRead)(nil),                   // 33: flowstate.v1.OpenRead
-	(*ReadNext)(nil),                   // 34: flowstate.v1.ReadNext
-	(*CloseRead)(nil),                  // 35: flowstate.v1.CloseRead
-	(*RestoreDone)(nil),                // 36: flowstate.v1.RestoreDone
-	(*Error)(nil),                      // 37: flowstate.v1.Error
-	(*StreamStateHandle)(nil),          // 38: flowstate.v1.StreamStateHandle
-	(Scope)(0),                         // 39: flowstate.v1.Scope
-	(*Empty)(nil),                      // 40: flowstate.v1.Empty
+	(*PipelineRequest)(nil),            // 7: flowstate.v1.PipelineRequest
+	(*PipelineResponse)(nil),           // 8: flowstate.v1.PipelineResponse
+	(*WriteRequest)(nil),               // 9: flowstate.v1.WriteRequest
+	(*ScanRequest)(nil),                // 10: flowstate.v1.ScanRequest
+	(*KV)(nil),                         // 11: flowstate.v1.KV
+	(*ScanResponse)(nil),               // 12: flowstate.v1.ScanResponse
+	(*SnapshotRequest)(nil),            // 13: flowstate.v1.SnapshotRequest
+	(*SnapshotResponse)(nil),           // 14: flowstate.v1.SnapshotResponse
+	(*SnapshotReleaseRequest)(nil),     // 15: flowstate.v1.SnapshotReleaseRequest
+	(*NotifyRequest)(nil),              // 16: flowstate.v1.NotifyRequest
+	(*NamedStateHandle)(nil),           // 17: flowstate.v1.NamedStateHandle
+	(*KeyedStateHandle)(nil),           // 18: flowstate.v1.KeyedStateHandle
+	(*SnapshotWriteHostMessage)(nil),   // 19: flowstate.v1.SnapshotWriteHostMessage
+	(*SnapshotWriteStart)(nil),         // 20: flowstate.v1.SnapshotWriteStart
+	(*StreamOpened)(nil),               // 21: flowstate.v1.StreamOpened
+	(*StreamClosed)(nil),               // 22: flowstate.v1.StreamClosed
+	(*StreamFailed)(nil),               // 23: flowstate.v1.StreamFailed
+	(*SnapshotWritePluginMessage)(nil), // 24: flowstate.v1.SnapshotWritePluginMessage
+	(*OpenStream)(nil),                 // 25: flowstate.v1.OpenStream
+	(*StreamChunk)(nil),                // 26: flowstate.v1.StreamChunk
+	(*CloseStream)(nil),                // 27: flowstate.v1.CloseStream
+	(*SnapshotWriteDone)(nil),          // 28: flowstate.v1.SnapshotWriteDone
+	(*RestoreHostMessage)(nil),         // 29: flowstate.v1.RestoreHostMessage
+	(*RestoreStart)(nil),               // 30: flowstate.v1.RestoreStart
+	(*ReadOpened)(nil),                 // 31: flowstate.v1.ReadOpened
+	(*ReadData)(nil),                   // 32: flowstate.v1.ReadData
+	(*RestorePluginMessage)(nil),       // 33: flowstate.v1.RestorePluginMessage
+	(*OpenRead)(nil),                   // 34: flowstate.v1.OpenRead
+	(*ReadNext)(nil),                   // 35: flowstate.v1.ReadNext
+	(*CloseRead)(nil),                  // 36: flowstate.v1.CloseRead
+	(*RestoreDone)(nil),                // 37: flowstate.v1.RestoreDone
+	(*Error)(nil),                      // 38: flowstate.v1.Error
+	(*StreamStateHandle)(nil),          // 39: flowstate.v1.StreamStateHandle
+	(Scope)(0),                         // 40: flowstate.v1.Scope
+	(*Empty)(nil),                      // 41: flowstate.v1.Empty
 }
 var file_backend_proto_depIdxs = []int32{
 	0,  // 0: flowstate.v1.CreateKeyedBackendRequest.key_groups:type_name -> flowstate.v1.KeyGroupRange
-	37, // 1: flowstate.v1.WriteAck.error:type_name -> flowstate.v1.Error
-	6,  // 2: flowstate.v1.WriteRequest.mutations:type_name -> flowstate.v1.Mutation
-	10, // 3: flowstate.v1.ScanResponse.pairs:type_name -> flowstate.v1.KV
-	38, // 4: flowstate.v1.NamedStateHandle.handle:type_name -> flowstate.v1.StreamStateHandle
-	0,  // 5: flowstate.v1.KeyedStateHandle.key_groups:type_name -> flowstate.v1.KeyGroupRange
-	16, // 6: flowstate.v1.KeyedStateHandle.files:type_name -> flowstate.v1.NamedStateHandle
-	19, // 7: flowstate.v1.SnapshotWriteHostMessage.start:type_name -> flowstate.v1.SnapshotWriteStart
-	20, // 8: flowstate.v1.SnapshotWriteHostMessage.opened:type_name -> flowstate.v1.StreamOpened
-	21, // 9: flowstate.v1.SnapshotWriteHostMessage.closed:type_name -> flowstate.v1.StreamClosed
-	22, // 10: flowstate.v1.SnapshotWriteHostMessage.failed:type_name -> flowstate.v1.StreamFailed
-	37, // 11: flowstate.v1.StreamOpened.error:type_name -> flowstate.v1.Error
-	38, // 12: flowstate.v1.StreamClosed.handle:type_name -> flowstate.v1.StreamStateHandle
-	37, // 13: flowstate.v1.StreamClosed.error:type_name -> flowstate.v1.Error
-	37, // 14: flowstate.v1.StreamFailed.error:type_name -> flowstate.v1.Error
-	24, // 15: flowstate.v1.SnapshotWritePluginMessage.open:type_name -> flowstate.v1.OpenStream
-	25, // 16: flowstate.v1.SnapshotWritePluginMessage.chunk:type_name -> flowstate.v1.StreamChunk
-	26, // 17: flowstate.v1.SnapshotWritePluginMessage.close:type_name -> flowstate.v1.CloseStream
-	27, // 18: flowstate.v1.SnapshotWritePluginMessage.done:type_name -> flowstate.v1.SnapshotWriteDone
-	39, // 19: flowstate.v1.OpenStream.scope:type_name -> flowstate.v1.Scope
-	17, // 20: flowstate.v1.SnapshotWriteDone.handles:type_name -> flowstate.v1.KeyedStateHandle
-	37, // 21: flowstate.v1.SnapshotWriteDone.error:type_name -> flowstate.v1.Error
-	29, // 22: flowstate.v1.RestoreHostMessage.start:type_name -> flowstate.v1.RestoreStart
-	30, // 23: flowstate.v1.RestoreHostMessage.opened:type_name -> flowstate.v1.ReadOpened
-	31, // 24: flowstate.v1.RestoreHostMessage.data:type_name -> flowstate.v1.ReadData
-	17, // 25: flowstate.v1.RestoreStart.handles:type_name -> flowstate.v1.KeyedStateHandle
-	37, // 26: flowstate.v1.ReadOpened.error:type_name -> flowstate.v1.Error
-	37, // 27: flowstate.v1.ReadData.error:type_name -> flowstate.v1.Error
-	33, // 28: flowstate.v1.RestorePluginMessage.open:type_name -> flowstate.v1.OpenRead
-	34, // 29: flowstate.v1.RestorePluginMessage.next:type_name -> flowstate.v1.ReadNext
-	35, // 30: flowstate.v1.RestorePluginMessage.close:type_name -> flowstate.v1.CloseRead
-	36, // 31: flowstate.v1.RestorePluginMessage.done:type_name -> flowstate.v1.RestoreDone
-	38, // 32: flowstate.v1.OpenRead.handle:type_name -> flowstate.v1.StreamStateHandle
-	37, // 33: flowstate.v1.RestoreDone.error:type_name -> flowstate.v1.Error
-	1,  // 34: flowstate.v1.StateBackend.CreateKeyedBackend:input_type -> flowstate.v1.CreateKeyedBackendRequest
-	4,  // 35: flowstate.v1.StateBackend.Get:input_type -> flowstate.v1.GetRequest
-	8,  // 36: flowstate.v1.StateBackend.Write:input_type -> flowstate.v1.WriteRequest
-	8,  // 37: flowstate.v1.StateBackend.WriteStream:input_type -> flowstate.v1.WriteRequest
-	9,  // 38: flowstate.v1.StateBackend.Scan:input_type -> flowstate.v1.ScanRequest
-	12, // 39: flowstate.v1.StateBackend.Snapshot:input_type -> flowstate.v1.SnapshotRequest
-	18, // 40: flowstate.v1.StateBackend.SnapshotWrite:input_type -> flowstate.v1.SnapshotWriteHostMessage
-	14, // 41: flowstate.v1.StateBackend.SnapshotRelease:input_type -> flowstate.v1.SnapshotReleaseRequest
-	28, // 42: flowstate.v1.StateBackend.Restore:input_type -> flowstate.v1.RestoreHostMessage
-	15, // 43: flowstate.v1.StateBackend.NotifyCheckpointComplete:input_type -> flowstate.v1.NotifyRequest
-	15, // 44: flowstate.v1.StateBackend.NotifyCheckpointAborted:input_type -> flowstate.v1.NotifyRequest
-	3,  // 45: flowstate.v1.StateBackend.CloseKeyedBackend:input_type -> flowstate.v1.BackendRequest
-	2,  // 46: flowstate.v1.StateBackend.CreateKeyedBackend:output_type -> flowstate.v1.CreateKeyedBackendResponse
-	5,  // 47: flowstate.v1.StateBackend.Get:output_type -> flowstate.v1.GetResponse
-	40, // 48: flowstate.v1.StateBackend.Write:output_type -> flowstate.v1.Empty
-	7,  // 49: flowstate.v1.StateBackend.WriteStream:output_type -> flowstate.v1.WriteAck
-	11, // 50: flowstate.v1.StateBackend.Scan:output_type -> flowstate.v1.ScanResponse
-	13, // 51: flowstate.v1.StateBackend.Snapshot:output_type -> flowstate.v1.SnapshotResponse
-	23, // 52: flowstate.v1.StateBackend.SnapshotWrite:output_type -> flowstate.v1.SnapshotWritePluginMessage
-	40, // 53: flowstate.v1.StateBackend.SnapshotRelease:output_type -> flowstate.v1.Empty
-	32, // 54: flowstate.v1.StateBackend.Restore:output_type -> flowstate.v1.RestorePluginMessage
-	40, // 55: flowstate.v1.StateBackend.NotifyCheckpointComplete:output_type -> flowstate.v1.Empty
-	40, // 56: flowstate.v1.StateBackend.NotifyCheckpointAborted:output_type -> flowstate.v1.Empty
-	40, // 57: flowstate.v1.StateBackend.CloseKeyedBackend:output_type -> flowstate.v1.Empty
-	46, // [46:58] is the sub-list for method output_type
-	34, // [34:46] is the sub-list for method input_type
-	34, // [34:34] is the sub-list for extension type_name
-	34, // [34:34] is the sub-list for extension extendee
-	0,  // [0:34] is the sub-list for field type_name
+	9,  // 1: flowstate.v1.PipelineRequest.write:type_name -> flowstate.v1.WriteRequest
+	4,  // 2: flowstate.v1.PipelineRequest.get:type_name -> flowstate.v1.GetRequest
+	38, // 3: flowstate.v1.PipelineResponse.error:type_name -> flowstate.v1.Error
+	5,  // 4: flowstate.v1.PipelineResponse.get:type_name -> flowstate.v1.GetResponse
+	6,  // 5: flowstate.v1.WriteRequest.mutations:type_name -> flowstate.v1.Mutation
+	11, // 6: flowstate.v1.ScanResponse.pairs:type_name -> flowstate.v1.KV
+	39, // 7: flowstate.v1.NamedStateHandle.handle:type_name -> flowstate.v1.StreamStateHandle
+	0,  // 8: flowstate.v1.KeyedStateHandle.key_groups:type_name -> flowstate.v1.KeyGroupRange
+	17, // 9: flowstate.v1.KeyedStateHandle.files:type_name -> flowstate.v1.NamedStateHandle
+	20, // 10: flowstate.v1.SnapshotWriteHostMessage.start:type_name -> flowstate.v1.SnapshotWriteStart
+	21, // 11: flowstate.v1.SnapshotWriteHostMessage.opened:type_name -> flowstate.v1.StreamOpened
+	22, // 12: flowstate.v1.SnapshotWriteHostMessage.closed:type_name -> flowstate.v1.StreamClosed
+	23, // 13: flowstate.v1.SnapshotWriteHostMessage.failed:type_name -> flowstate.v1.StreamFailed
+	38, // 14: flowstate.v1.StreamOpened.error:type_name -> flowstate.v1.Error
+	39, // 15: flowstate.v1.StreamClosed.handle:type_name -> flowstate.v1.StreamStateHandle
+	38, // 16: flowstate.v1.StreamClosed.error:type_name -> flowstate.v1.Error
+	38, // 17: flowstate.v1.StreamFailed.error:type_name -> flowstate.v1.Error
+	25, // 18: flowstate.v1.SnapshotWritePluginMessage.open:type_name -> flowstate.v1.OpenStream
+	26, // 19: flowstate.v1.SnapshotWritePluginMessage.chunk:type_name -> flowstate.v1.StreamChunk
+	27, // 20: flowstate.v1.SnapshotWritePluginMessage.close:type_name -> flowstate.v1.CloseStream
+	28, // 21: flowstate.v1.SnapshotWritePluginMessage.done:type_name -> flowstate.v1.SnapshotWriteDone
+	40, // 22: flowstate.v1.OpenStream.scope:type_name -> flowstate.v1.Scope
+	18, // 23: flowstate.v1.SnapshotWriteDone.handles:type_name -> flowstate.v1.KeyedStateHandle
+	38, // 24: flowstate.v1.SnapshotWriteDone.error:type_name -> flowstate.v1.Error
+	30, // 25: flowstate.v1.RestoreHostMessage.start:type_name -> flowstate.v1.RestoreStart
+	31, // 26: flowstate.v1.RestoreHostMessage.opened:type_name -> flowstate.v1.ReadOpened
+	32, // 27: flowstate.v1.RestoreHostMessage.data:type_name -> flowstate.v1.ReadData
+	18, // 28: flowstate.v1.RestoreStart.handles:type_name -> flowstate.v1.KeyedStateHandle
+	38, // 29: flowstate.v1.ReadOpened.error:type_name -> flowstate.v1.Error
+	38, // 30: flowstate.v1.ReadData.error:type_name -> flowstate.v1.Error
+	34, // 31: flowstate.v1.RestorePluginMessage.open:type_name -> flowstate.v1.OpenRead
+	35, // 32: flowstate.v1.RestorePluginMessage.next:type_name -> flowstate.v1.ReadNext
+	36, // 33: flowstate.v1.RestorePluginMessage.close:type_name -> flowstate.v1.CloseRead
+	37, // 34: flowstate.v1.RestorePluginMessage.done:type_name -> flowstate.v1.RestoreDone
+	39, // 35: flowstate.v1.OpenRead.handle:type_name -> flowstate.v1.StreamStateHandle
+	38, // 36: flowstate.v1.RestoreDone.error:type_name -> flowstate.v1.Error
+	1,  // 37: flowstate.v1.StateBackend.CreateKeyedBackend:input_type -> flowstate.v1.CreateKeyedBackendRequest
+	4,  // 38: flowstate.v1.StateBackend.Get:input_type -> flowstate.v1.GetRequest
+	9,  // 39: flowstate.v1.StateBackend.Write:input_type -> flowstate.v1.WriteRequest
+	7,  // 40: flowstate.v1.StateBackend.Pipeline:input_type -> flowstate.v1.PipelineRequest
+	10, // 41: flowstate.v1.StateBackend.Scan:input_type -> flowstate.v1.ScanRequest
+	13, // 42: flowstate.v1.StateBackend.Snapshot:input_type -> flowstate.v1.SnapshotRequest
+	19, // 43: flowstate.v1.StateBackend.SnapshotWrite:input_type -> flowstate.v1.SnapshotWriteHostMessage
+	15, // 44: flowstate.v1.StateBackend.SnapshotRelease:input_type -> flowstate.v1.SnapshotReleaseRequest
+	29, // 45: flowstate.v1.StateBackend.Restore:input_type -> flowstate.v1.RestoreHostMessage
+	16, // 46: flowstate.v1.StateBackend.NotifyCheckpointComplete:input_type -> flowstate.v1.NotifyRequest
+	16, // 47: flowstate.v1.StateBackend.NotifyCheckpointAborted:input_type -> flowstate.v1.NotifyRequest
+	3,  // 48: flowstate.v1.StateBackend.CloseKeyedBackend:input_type -> flowstate.v1.BackendRequest
+	2,  // 49: flowstate.v1.StateBackend.CreateKeyedBackend:output_type -> flowstate.v1.CreateKeyedBackendResponse
+	5,  // 50: flowstate.v1.StateBackend.Get:output_type -> flowstate.v1.GetResponse
+	41, // 51: flowstate.v1.StateBackend.Write:output_type -> flowstate.v1.Empty
+	8,  // 52: flowstate.v1.StateBackend.Pipeline:output_type -> flowstate.v1.PipelineResponse
+	12, // 53: flowstate.v1.StateBackend.Scan:output_type -> flowstate.v1.ScanResponse
+	14, // 54: flowstate.v1.StateBackend.Snapshot:output_type -> flowstate.v1.SnapshotResponse
+	24, // 55: flowstate.v1.StateBackend.SnapshotWrite:output_type -> flowstate.v1.SnapshotWritePluginMessage
+	41, // 56: flowstate.v1.StateBackend.SnapshotRelease:output_type -> flowstate.v1.Empty
+	33, // 57: flowstate.v1.StateBackend.Restore:output_type -> flowstate.v1.RestorePluginMessage
+	41, // 58: flowstate.v1.StateBackend.NotifyCheckpointComplete:output_type -> flowstate.v1.Empty
+	41, // 59: flowstate.v1.StateBackend.NotifyCheckpointAborted:output_type -> flowstate.v1.Empty
+	41, // 60: flowstate.v1.StateBackend.CloseKeyedBackend:output_type -> flowstate.v1.Empty
+	49, // [49:61] is the sub-list for method output_type
+	37, // [37:49] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_backend_proto_init() }
@@ -2557,25 +2668,29 @@ func file_backend_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_backend_proto_msgTypes[9].OneofWrappers = []any{}
-	file_backend_proto_msgTypes[18].OneofWrappers = []any{
+	file_backend_proto_msgTypes[7].OneofWrappers = []any{
+		(*PipelineRequest_Write)(nil),
+		(*PipelineRequest_Get)(nil),
+	}
+	file_backend_proto_msgTypes[10].OneofWrappers = []any{}
+	file_backend_proto_msgTypes[19].OneofWrappers = []any{
 		(*SnapshotWriteHostMessage_Start)(nil),
 		(*SnapshotWriteHostMessage_Opened)(nil),
 		(*SnapshotWriteHostMessage_Closed)(nil),
 		(*SnapshotWriteHostMessage_Failed)(nil),
 	}
-	file_backend_proto_msgTypes[23].OneofWrappers = []any{
+	file_backend_proto_msgTypes[24].OneofWrappers = []any{
 		(*SnapshotWritePluginMessage_Open)(nil),
 		(*SnapshotWritePluginMessage_Chunk)(nil),
 		(*SnapshotWritePluginMessage_Close)(nil),
 		(*SnapshotWritePluginMessage_Done)(nil),
 	}
-	file_backend_proto_msgTypes[28].OneofWrappers = []any{
+	file_backend_proto_msgTypes[29].OneofWrappers = []any{
 		(*RestoreHostMessage_Start)(nil),
 		(*RestoreHostMessage_Opened)(nil),
 		(*RestoreHostMessage_Data)(nil),
 	}
-	file_backend_proto_msgTypes[32].OneofWrappers = []any{
+	file_backend_proto_msgTypes[33].OneofWrappers = []any{
 		(*RestorePluginMessage_Open)(nil),
 		(*RestorePluginMessage_Next)(nil),
 		(*RestorePluginMessage_Close)(nil),
@@ -2587,7 +2702,7 @@ func file_backend_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_backend_proto_rawDesc), len(file_backend_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   37,
+			NumMessages:   38,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -25,7 +25,7 @@ const (
 	StateBackend_CreateKeyedBackend_FullMethodName       = "/flowstate.v1.StateBackend/CreateKeyedBackend"
 	StateBackend_Get_FullMethodName                      = "/flowstate.v1.StateBackend/Get"
 	StateBackend_Write_FullMethodName                    = "/flowstate.v1.StateBackend/Write"
-	StateBackend_WriteStream_FullMethodName              = "/flowstate.v1.StateBackend/WriteStream"
+	StateBackend_Pipeline_FullMethodName                 = "/flowstate.v1.StateBackend/Pipeline"
 	StateBackend_Scan_FullMethodName                     = "/flowstate.v1.StateBackend/Scan"
 	StateBackend_Snapshot_FullMethodName                 = "/flowstate.v1.StateBackend/Snapshot"
 	StateBackend_SnapshotWrite_FullMethodName            = "/flowstate.v1.StateBackend/SnapshotWrite"
@@ -45,12 +45,13 @@ type StateBackendClient interface {
 	// host asks again for the rest.
 	Get(ctx context.Context, in *GetRequest, opts ...grpc.CallOption) (*GetResponse, error)
 	Write(ctx context.Context, in *WriteRequest, opts ...grpc.CallOption) (*Empty, error)
-	// WriteStream applies the writes of one keyed backend in order with several in flight:
-	// the host sends WriteRequests (all for the backend_id of the first), the plugin applies
-	// each after the one before and answers each with a WriteAck, in order. After a failed
-	// write it applies no more: every later write is answered with the same error. The host
-	// half-closes when done; the plugin then ends the stream.
-	WriteStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WriteRequest, WriteAck], error)
+	// Pipeline carries the writes and reads of one keyed backend in order, several in
+	// flight: the host sends PipelineRequests (all for the backend_id of the first), the
+	// plugin performs each after the one before and answers each with a PipelineResponse, in
+	// order, so a read sees every write sent before it. After a failed write it performs no
+	// more: every later request is answered with the same error. The host half-closes when
+	// done; the plugin then ends the stream.
+	Pipeline(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PipelineRequest, PipelineResponse], error)
 	// Scan returns at most about 1 MiB of pairs.
 	Scan(ctx context.Context, in *ScanRequest, opts ...grpc.CallOption) (*ScanResponse, error)
 	Snapshot(ctx context.Context, in *SnapshotRequest, opts ...grpc.CallOption) (*SnapshotResponse, error)
@@ -105,18 +106,18 @@ func (c *stateBackendClient) Write(ctx context.Context, in *WriteRequest, opts .
 	return out, nil
 }
 
-func (c *stateBackendClient) WriteStream(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[WriteRequest, WriteAck], error) {
+func (c *stateBackendClient) Pipeline(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PipelineRequest, PipelineResponse], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &StateBackend_ServiceDesc.Streams[0], StateBackend_WriteStream_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &StateBackend_ServiceDesc.Streams[0], StateBackend_Pipeline_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[WriteRequest, WriteAck]{ClientStream: stream}
+	x := &grpc.GenericClientStream[PipelineRequest, PipelineResponse]{ClientStream: stream}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type StateBackend_WriteStreamClient = grpc.BidiStreamingClient[WriteRequest, WriteAck]
+type StateBackend_PipelineClient = grpc.BidiStreamingClient[PipelineRequest, PipelineResponse]
 
 func (c *stateBackendClient) Scan(ctx context.Context, in *ScanRequest, opts ...grpc.CallOption) (*ScanResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -213,12 +214,13 @@ type StateBackendServer interface {
 	// host asks again for the rest.
 	Get(context.Context, *GetRequest) (*GetResponse, error)
 	Write(context.Context, *WriteRequest) (*Empty, error)
-	// WriteStream applies the writes of one keyed backend in order with several in flight:
-	// the host sends WriteRequests (all for the backend_id of the first), the plugin applies
-	// each after the one before and answers each with a WriteAck, in order. After a failed
-	// write it applies no more: every later write is answered with the same error. The host
-	// half-closes when done; the plugin then ends the stream.
-	WriteStream(grpc.BidiStreamingServer[WriteRequest, WriteAck]) error
+	// Pipeline carries the writes and reads of one keyed backend in order, several in
+	// flight: the host sends PipelineRequests (all for the backend_id of the first), the
+	// plugin performs each after the one before and answers each with a PipelineResponse, in
+	// order, so a read sees every write sent before it. After a failed write it performs no
+	// more: every later request is answered with the same error. The host half-closes when
+	// done; the plugin then ends the stream.
+	Pipeline(grpc.BidiStreamingServer[PipelineRequest, PipelineResponse]) error
 	// Scan returns at most about 1 MiB of pairs.
 	Scan(context.Context, *ScanRequest) (*ScanResponse, error)
 	Snapshot(context.Context, *SnapshotRequest) (*SnapshotResponse, error)
@@ -252,8 +254,8 @@ func (UnimplementedStateBackendServer) Get(context.Context, *GetRequest) (*GetRe
 func (UnimplementedStateBackendServer) Write(context.Context, *WriteRequest) (*Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method Write not implemented")
 }
-func (UnimplementedStateBackendServer) WriteStream(grpc.BidiStreamingServer[WriteRequest, WriteAck]) error {
-	return status.Error(codes.Unimplemented, "method WriteStream not implemented")
+func (UnimplementedStateBackendServer) Pipeline(grpc.BidiStreamingServer[PipelineRequest, PipelineResponse]) error {
+	return status.Error(codes.Unimplemented, "method Pipeline not implemented")
 }
 func (UnimplementedStateBackendServer) Scan(context.Context, *ScanRequest) (*ScanResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Scan not implemented")
@@ -354,12 +356,12 @@ func _StateBackend_Write_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
-func _StateBackend_WriteStream_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(StateBackendServer).WriteStream(&grpc.GenericServerStream[WriteRequest, WriteAck]{ServerStream: stream})
+func _StateBackend_Pipeline_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(StateBackendServer).Pipeline(&grpc.GenericServerStream[PipelineRequest, PipelineResponse]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type StateBackend_WriteStreamServer = grpc.BidiStreamingServer[WriteRequest, WriteAck]
+type StateBackend_PipelineServer = grpc.BidiStreamingServer[PipelineRequest, PipelineResponse]
 
 func _StateBackend_Scan_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ScanRequest)
@@ -529,8 +531,8 @@ var StateBackend_ServiceDesc = grpc.ServiceDesc{
 	},
 	Streams: []grpc.StreamDesc{
 		{
-			StreamName:    "WriteStream",
-			Handler:       _StateBackend_WriteStream_Handler,
+			StreamName:    "Pipeline",
+			Handler:       _StateBackend_Pipeline_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

@@ -1,0 +1,220 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	pb "github.com/flowstate/flowstate/sdk/internal/proto"
+)
+
+// Pipeline serves PipelinedWriter: it performs the writes and reads of one keyed backend in
+// the order they arrive and answers each, in order.
+func (s *backendServer) Pipeline(st pb.StateBackend_PipelineServer) error {
+	var kb KeyedStateBackend
+	var failed *pb.Error
+	for {
+		req, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if kb == nil {
+			if kb, err = s.keyed(req.BackendId); err != nil {
+				return err
+			}
+		}
+		resp := &pb.PipelineResponse{Error: failed}
+		if failed == nil {
+			switch op := req.Op.(type) {
+			case *pb.PipelineRequest_Write:
+				if err := writeOnPlugin(st.Context(), kb, op.Write); err != nil {
+					failed = errorToProto(err)
+					resp.Error = failed
+				}
+			case *pb.PipelineRequest_Get:
+				if resp.Get, err = getOnPlugin(st.Context(), kb, op.Get); err != nil {
+					resp.Error = errorToProto(err) // a failed read changes no state
+				}
+			default:
+				resp.Error = errorToProto(fmt.Errorf("pipeline: an empty request: %w", ErrInvalidArgument))
+			}
+		}
+		if err := st.Send(resp); err != nil {
+			return err
+		}
+	}
+}
+
+// pipelinedKeyedClient is a keyedClient whose plugin serves Pipeline: it implements
+// PipelinedWriter over one Pipeline stream per keyed backend, opened at first use and
+// ended by Close.
+type pipelinedKeyedClient struct {
+	*keyedClient
+}
+
+var _ PipelinedWriter = pipelinedKeyedClient{}
+
+// StartWrite implements PipelinedWriter. Batches go in messages of about 1 MiB each.
+func (k pipelinedKeyedClient) StartWrite(ctx context.Context, mutations []Mutation) (wait func() error) {
+	var msgs []*pb.PipelineRequest
+	for len(mutations) > 0 {
+		n := batchEnd(mutations, func(m Mutation) int { return len(m.Key) + len(m.Value) })
+		w := &pb.WriteRequest{BackendId: k.id, Packed: packMutations(mutations[:n])}
+		msgs = append(msgs, &pb.PipelineRequest{BackendId: k.id, Op: &pb.PipelineRequest_Write{Write: w}})
+		mutations = mutations[n:]
+	}
+	op := k.send(msgs)
+	return func() error {
+		_, err := op.wait(ctx)
+		return err
+	}
+}
+
+// GetAfterWrites implements PipelinedWriter: the reads travel on the pipeline behind the
+// writes started before them.
+func (k pipelinedKeyedClient) GetAfterWrites(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	return getInBatches(keys, func(batch [][]byte) (*pb.GetResponse, error) {
+		g := &pb.GetRequest{BackendId: k.id, Keys: batch}
+		return k.send([]*pb.PipelineRequest{{BackendId: k.id, Op: &pb.PipelineRequest_Get{Get: g}}}).wait(ctx)
+	})
+}
+
+// send sends msgs as one operation and returns it; an operation of no messages is done.
+func (k pipelinedKeyedClient) send(msgs []*pb.PipelineRequest) *pipelineOp {
+	op := &pipelineOp{answers: len(msgs), result: make(chan struct{})}
+	if len(msgs) == 0 {
+		close(op.result)
+		return op
+	}
+	p, err := k.pipeline()
+	if err != nil {
+		op.err = err
+		close(op.result)
+		return op
+	}
+	p.mu.Lock()
+	if p.err != nil {
+		op.err = p.err
+		p.mu.Unlock()
+		close(op.result)
+		return op
+	}
+	p.waiting = append(p.waiting, op)
+	p.mu.Unlock()
+	for _, m := range msgs {
+		if err := p.st.Send(m); err != nil {
+			break // the stream is broken: receive fails every waiting operation
+		}
+	}
+	return op
+}
+
+// pipeline returns the keyed backend's pipeline, opening it at the first call.
+func (k pipelinedKeyedClient) pipeline() (*pipeline, error) {
+	if k.pipe != nil {
+		return k.pipe, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := k.c.Pipeline(ctx)
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("keyed backend %d: open pipeline: %w", k.id, fromStatus(err))
+	}
+	p := &pipeline{st: st, cancel: cancel, done: make(chan struct{})}
+	go p.receive()
+	k.pipe = p
+	return p, nil
+}
+
+// pipeline is the host's end of a Pipeline stream: the operations sent and not yet
+// answered wait in order for their answers.
+type pipeline struct {
+	st     pb.StateBackend_PipelineClient
+	cancel context.CancelFunc
+	done   chan struct{} // closed when receive ends
+
+	mu      sync.Mutex
+	waiting []*pipelineOp // oldest first
+	err     error         // why the stream ended; set before done closes
+}
+
+// pipelineOp is one operation on a pipeline: it waits for answers more answers; result is
+// closed once err and get are final.
+type pipelineOp struct {
+	answers int
+	err     error
+	get     *pb.GetResponse
+	result  chan struct{}
+}
+
+// wait returns the operation's outcome, or ctx's error when ctx ends first.
+func (op *pipelineOp) wait(ctx context.Context) (*pb.GetResponse, error) {
+	select {
+	case <-op.result:
+		return op.get, op.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// receive hands each answer to the oldest operation waiting for it, until the stream
+// ends; then it fails every operation still waiting.
+func (p *pipeline) receive() {
+	defer close(p.done)
+	for {
+		resp, err := p.st.Recv()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				err = errors.New("the plugin ended the pipeline")
+			} else {
+				err = fromStatus(err)
+			}
+			p.mu.Lock()
+			p.err = err
+			waiting := p.waiting
+			p.waiting = nil
+			p.mu.Unlock()
+			for _, op := range waiting {
+				op.err = err
+				close(op.result)
+			}
+			return
+		}
+		p.mu.Lock()
+		if len(p.waiting) == 0 {
+			p.mu.Unlock()
+			continue // an answer nobody asked for: cannot happen with a well-behaved plugin
+		}
+		op := p.waiting[0]
+		if op.err == nil {
+			op.err = errorFromProto(resp.Error)
+		}
+		op.get = resp.Get
+		op.answers--
+		finished := op.answers == 0
+		if finished {
+			p.waiting[0] = nil
+			p.waiting = p.waiting[1:]
+		}
+		p.mu.Unlock()
+		if finished {
+			close(op.result)
+		}
+	}
+}
+
+// close half-closes the stream, waits for the plugin to end it, and releases it.
+func (p *pipeline) close(ctx context.Context) {
+	_ = p.st.CloseSend()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+	}
+	p.cancel()
+	<-p.done
+}
