@@ -2,7 +2,9 @@ package sdk
 
 import (
 	"context"
+	"errors"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,9 +19,10 @@ import (
 
 // mapState is the smallest StateBackend: one map per keyed backend, writes only.
 type mapState struct {
-	mu     sync.Mutex
-	writes int
-	m      map[string]string
+	mu         sync.Mutex
+	writes     int
+	m          map[string]string
+	failWrites bool
 }
 
 func (s *mapState) PluginInfo() PluginInfo                   { return PluginInfo{Name: "map", Version: "0"} }
@@ -33,13 +36,26 @@ type mapKeyed struct{ s *mapState }
 func (k mapKeyed) Write(_ context.Context, muts []Mutation) error {
 	k.s.mu.Lock()
 	defer k.s.mu.Unlock()
+	if k.s.failWrites {
+		return errors.New("disk on fire")
+	}
 	k.s.writes++
 	for _, m := range muts {
 		k.s.m[string(m.Key)] = string(m.Value)
 	}
 	return nil
 }
-func (mapKeyed) Get(context.Context, [][]byte) ([][]byte, error)         { return nil, ErrUnsupported }
+func (k mapKeyed) Get(_ context.Context, keys [][]byte) ([][]byte, error) {
+	k.s.mu.Lock()
+	defer k.s.mu.Unlock()
+	out := make([][]byte, len(keys))
+	for i, key := range keys {
+		if v, ok := k.s.m[string(key)]; ok {
+			out[i] = []byte(v)
+		}
+	}
+	return out, nil
+}
 func (mapKeyed) Scan(context.Context, []byte, []byte, int) ([]KV, error) { return nil, ErrUnsupported }
 func (mapKeyed) Snapshot(context.Context, SnapshotOptions) (Snapshot, error) {
 	return nil, ErrUnsupported
@@ -146,4 +162,43 @@ type locatingReader struct {
 
 func (l locatingReader) LocalStatePath(context.Context, StreamStateHandle) (string, error) {
 	return l.path, nil
+}
+
+// TestPipelinedGetSeesEarlierWrites: a read on the pipeline, sent right behind writes that
+// have not been answered yet, sees them; a write that fails fails the reads behind it.
+func TestPipelinedGetSeesEarlierWrites(t *testing.T) {
+	impl := &mapState{m: map[string]string{}}
+	kb, err := serveBackend(t, &backendServer{impl: impl}).CreateKeyedStateBackend(context.Background(), KeyedBackendParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kb.Close()
+	pw := kb.(PipelinedWriter)
+	ctx := context.Background()
+	var waits []func() error
+	for i := range 4 {
+		waits = append(waits, pw.StartWrite(ctx, []Mutation{{Key: []byte("k"), Value: []byte{byte('0' + i)}}}))
+	}
+	vals, err := pw.GetAfterWrites(ctx, [][]byte{[]byte("k"), []byte("absent")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(vals[0]) != "3" || vals[1] != nil {
+		t.Fatalf("read %q, %v behind four writes; want \"3\" and absent", vals[0], vals[1])
+	}
+	for i, w := range waits {
+		if err := w(); err != nil {
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	impl.mu.Lock()
+	impl.failWrites = true
+	impl.mu.Unlock()
+	failed := pw.StartWrite(ctx, []Mutation{{Key: []byte("k"), Value: []byte("x")}})
+	if _, err := pw.GetAfterWrites(ctx, [][]byte{[]byte("k")}); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("a read behind a failed write: %v; want the write's error", err)
+	}
+	if err := failed(); err == nil {
+		t.Fatal("the failed write reported no error")
+	}
 }
