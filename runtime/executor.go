@@ -36,8 +36,6 @@ type Executor struct {
 	OnCheckpoint func(c *checkpoint.Completed)
 	// Stats, if set, accumulates the state access counts of every attempt.
 	Stats *dataflow.RunStats
-
-	floor int64 // the newest checkpoint id in the storage before this run
 }
 
 // plugins are the instances a run uses; backend and storage may be the same instance.
@@ -63,7 +61,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 		return err
 	}
 	store := checkpoint.NewStore(access, cfg.Checkpointing.NumRetained)
-	restore, err := x.restorePoint(ctx, storage, store, job.Name, from)
+	restore, floor, err := x.restorePoint(ctx, storage, store, job.Name, from)
 	if err != nil {
 		return err
 	}
@@ -87,7 +85,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 			OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
 		})
 		stopWatch()
-		x.discardDeferred(ctx, store, log)
+		discardDeferred(ctx, store, log)
 		if cause := context.Cause(attemptCtx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 			err = cause
 		}
@@ -112,7 +110,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		if restore, err = x.recover(ctx, pl, store, job.Name); err != nil {
+		if restore, err = x.recover(ctx, pl, store, job.Name, floor); err != nil {
 			return err
 		}
 	}
@@ -232,40 +230,41 @@ func (x *Executor) access(ctx context.Context, in *pluginhost.Instance, jobID st
 	return access, nil
 }
 
-// restorePoint finds the checkpoint a run starts from and registers it in store.
-func (x *Executor) restorePoint(ctx context.Context, storage sdk.CheckpointStorage, store *checkpoint.Store, jobID, from string) (*checkpoint.Metadata, error) {
+// restorePoint finds the checkpoint a run starts from and registers it in store. floor is
+// the newest checkpoint id in the storage before the run (see disposeUnconfirmed).
+func (x *Executor) restorePoint(ctx context.Context, storage sdk.CheckpointStorage, store *checkpoint.Store, jobID, from string) (restore *checkpoint.Metadata, floor int64, err error) {
 	access := store.Access()
 	existing, err := access.ListCompletedCheckpoints(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list checkpoints of job %q: %w", jobID, err)
+		return nil, floor, fmt.Errorf("list checkpoints of job %q: %w", jobID, err)
 	}
 	for _, c := range existing {
 		store.ObserveID(c.CheckpointID)
-		x.floor = max(x.floor, c.CheckpointID)
+		floor = max(floor, c.CheckpointID)
 	}
 	switch from {
 	case "":
-		return nil, nil
+		return nil, floor, nil
 	case FromLatest:
 		c, err := LatestCheckpoint(ctx, access, existing, x.Logger)
 		if err != nil {
-			return nil, fmt.Errorf("--from latest: job %q: %w", jobID, err)
+			return nil, floor, fmt.Errorf("--from latest: job %q: %w", jobID, err)
 		}
 		x.Logger.Info("restoring from the latest checkpoint", "id", c.Metadata.CheckpointID, "pointer", c.Location.ExternalPointer)
 		store.ObserveID(c.Metadata.CheckpointID)
-		return c.Metadata, store.AddAll(ctx, append(earlierCheckpoints(ctx, access, existing, c, x.Logger), c))
+		return c.Metadata, floor, store.AddAll(ctx, append(earlierCheckpoints(ctx, access, existing, c, x.Logger), c))
 	default:
 		loc, err := storage.ResolveCheckpoint(ctx, from)
 		if err != nil {
-			return nil, fmt.Errorf("--from %s: %w", from, err)
+			return nil, floor, fmt.Errorf("--from %s: %w", from, err)
 		}
 		m, err := checkpoint.Load(ctx, access, loc)
 		if err != nil {
-			return nil, fmt.Errorf("--from %s: %w", from, err)
+			return nil, floor, fmt.Errorf("--from %s: %w", from, err)
 		}
 		x.Logger.Info("restoring", "pointer", loc.ExternalPointer, "id", m.CheckpointID, "savepoint", m.Savepoint)
 		store.ObserveID(m.CheckpointID)
-		return m, store.Add(ctx, &checkpoint.Completed{Location: loc, Metadata: m, Owned: false})
+		return m, floor, store.Add(ctx, &checkpoint.Completed{Location: loc, Metadata: m, Owned: false})
 	}
 }
 
@@ -299,8 +298,8 @@ func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, l
 }
 
 // recover brings dead plugins back and returns the checkpoint to restore (nil: start
-// over).
-func (x *Executor) recover(ctx context.Context, pl *plugins, store *checkpoint.Store, jobID string) (*checkpoint.Metadata, error) {
+// over). floor is the newest checkpoint id in the storage before the run.
+func (x *Executor) recover(ctx context.Context, pl *plugins, store *checkpoint.Store, jobID string, floor int64) (*checkpoint.Metadata, error) {
 	log := x.Logger
 	restarted := map[*pluginhost.Instance]bool{}
 	for _, in := range []*pluginhost.Instance{pl.backend, pl.storage} {
@@ -338,7 +337,7 @@ func (x *Executor) recover(ctx context.Context, pl *plugins, store *checkpoint.S
 			}
 		}
 	}
-	x.disposeUnconfirmed(ctx, store)
+	x.disposeUnconfirmed(ctx, store, floor)
 	if latest := store.Latest(); latest != nil {
 		log.Info("restoring from checkpoint", "id", latest.Metadata.CheckpointID, "pointer", latest.Location.ExternalPointer)
 		return latest.Metadata, nil
@@ -350,9 +349,9 @@ func (x *Executor) recover(ctx context.Context, pl *plugins, store *checkpoint.S
 // disposeUnconfirmed deletes the checkpoints of this run that completed in the storage but
 // that the runner never confirmed (the storage failed or died while answering the metadata
 // publication). The restore goes back past them and discards their sink transactions, so
-// a later --from latest must not find them.
-func (x *Executor) disposeUnconfirmed(ctx context.Context, store *checkpoint.Store) {
-	newest := x.floor
+// a later --from latest must not find them. Checkpoints up to floor predate the run.
+func (x *Executor) disposeUnconfirmed(ctx context.Context, store *checkpoint.Store, floor int64) {
+	newest := floor
 	if latest := store.Latest(); latest != nil {
 		newest = max(newest, latest.Metadata.CheckpointID)
 	}

@@ -143,6 +143,18 @@ func (f *incFixture) sharedFiles(t *testing.T) map[string]bool {
 	return out
 }
 
+// checkNoOrphans runs checkReferencedExist and then fails, saying "shared file <f>
+// <orphan>", for every shared file no completed checkpoint references.
+func (f *incFixture) checkNoOrphans(t *testing.T, when, orphan string) {
+	t.Helper()
+	refs := f.checkReferencedExist(t, when)
+	for file := range f.sharedFiles(t) {
+		if !refs[file] {
+			t.Errorf("shared file %s %s", file, orphan)
+		}
+	}
+}
+
 // checkReferencedExist fails when a completed checkpoint on disk references a shared file
 // that is gone; it returns the refs the checkpoints reference.
 func (f *incFixture) checkReferencedExist(t *testing.T, when string) map[string]bool {
@@ -240,12 +252,7 @@ func TestIncrementalSharedStateSurvivesRetentionAndRestore(t *testing.T) {
 	if kept == 0 && seen[first].AddedBytes < seen[first].StateSize() {
 		t.Fatalf("the first checkpoint after the restore is incremental but references none of the restored checkpoint's shared files")
 	}
-	refs := f.checkReferencedExist(t, "after the second run")
-	for file := range f.sharedFiles(t) {
-		if !refs[file] {
-			t.Errorf("shared file %s is referenced by no completed checkpoint", file)
-		}
-	}
+	f.checkNoOrphans(t, "after the second run", "is referenced by no completed checkpoint")
 	// The final checkpoint restores: its state reads back with sizes and checksums.
 	if err := f.run(t, 120000, 3000, 0, runtime.FromLatest, nil); err != nil {
 		t.Fatalf("run --from latest after the end: %v", err)
@@ -294,12 +301,7 @@ func TestCheckpointDirectoryStaysBounded(t *testing.T) {
 	if chk > 2 {
 		t.Fatalf("%d chk-N directories left with num-retained 2", chk)
 	}
-	refs := f.checkReferencedExist(t, "at the end")
-	for file := range f.sharedFiles(t) {
-		if !refs[file] {
-			t.Errorf("shared file %s is referenced by no completed checkpoint", file)
-		}
-	}
+	f.checkNoOrphans(t, "at the end", "is referenced by no completed checkpoint")
 }
 
 // TestLeftoversOfAnInterruptedCheckpointAreRemovedOnStart simulates a crash in the middle
@@ -355,12 +357,7 @@ func TestAbortedCheckpointsLeaveNoFiles(t *testing.T) {
 	if fs.failed() == 0 {
 		t.Fatal("no checkpoint failed: the test tested nothing")
 	}
-	refs := f.checkReferencedExist(t, "at the end")
-	for file := range f.sharedFiles(t) {
-		if !refs[file] {
-			t.Errorf("shared file %s of a failed checkpoint is left", file)
-		}
-	}
+	f.checkNoOrphans(t, "at the end", "of a failed checkpoint is left")
 	entries, _ := os.ReadDir(f.jobDir)
 	done := map[string]bool{}
 	for _, m := range f.completedOnDisk(t) {

@@ -44,12 +44,9 @@ func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAcces
 			own[ref] = true
 		}
 	}
-	inUse := map[string]bool{}
+	restoredRefs := map[string]bool{} // a savepoint or another job's checkpoint may be in use
 	if restored != nil {
-		inUse = checkpoint.SharedRefs(restored)
-	}
-	for ref := range own {
-		inUse[ref] = true
+		restoredRefs = checkpoint.SharedRefs(restored)
 	}
 	var discard []sdk.StreamStateHandle
 	matched := 0
@@ -57,7 +54,7 @@ func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAcces
 		switch {
 		case own[h.Ref]:
 			matched++
-		case h.Ref != "" && !inUse[h.Ref]:
+		case h.Ref != "" && !restoredRefs[h.Ref]:
 			discard = append(discard, h)
 		}
 	}
@@ -102,7 +99,7 @@ func earlierCheckpoints(ctx context.Context, access sdk.CheckpointStorageAccess,
 
 // discardDeferred discards, once an attempt ended, the shared streams retention left for
 // a snapshot in flight (see checkpoint.Store); a failure leaves them to the next start.
-func (x *Executor) discardDeferred(ctx context.Context, store *checkpoint.Store, log hclog.Logger) {
+func discardDeferred(ctx context.Context, store *checkpoint.Store, log hclog.Logger) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if err := store.DiscardDeferred(ctx); err != nil {

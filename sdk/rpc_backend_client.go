@@ -45,15 +45,15 @@ type keyedClient struct {
 // Get sends the keys in batches of about 1 MiB; the plugin may answer each for a prefix
 // only (when the values are large) and is asked again for the rest.
 func (k *keyedClient) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
-	return getInBatches(keys, func(batch [][]byte) (*pb.GetResponse, error) {
+	return getInBatches(k.id, keys, func(batch [][]byte) (*pb.GetResponse, error) {
 		r, err := k.c.Get(ctx, &pb.GetRequest{BackendId: k.id, Keys: batch})
 		return r, fromStatus(err)
 	})
 }
 
-// getInBatches asks get for the values of keys, about 1 MiB of keys at a time, until every
-// key has its value.
-func getInBatches(keys [][]byte, get func(batch [][]byte) (*pb.GetResponse, error)) ([][]byte, error) {
+// getInBatches asks get for the values of keys of keyed backend id, about 1 MiB of keys at
+// a time, until every key has its value.
+func getInBatches(id uint64, keys [][]byte, get func(batch [][]byte) (*pb.GetResponse, error)) ([][]byte, error) {
 	values := make([][]byte, 0, len(keys))
 	for len(values) < len(keys) {
 		rest := keys[len(values):]
@@ -63,7 +63,7 @@ func getInBatches(keys [][]byte, get func(batch [][]byte) (*pb.GetResponse, erro
 			return nil, err
 		}
 		if len(r.Values) == 0 || len(r.Values) > n {
-			return nil, fmt.Errorf("plugin answered %d values for %d keys", len(r.Values), n)
+			return nil, fmt.Errorf("keyed backend %d: plugin answered %d values for %d keys", id, len(r.Values), n)
 		}
 		absent := r.Absent
 		for i, v := range r.Values {

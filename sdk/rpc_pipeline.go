@@ -78,7 +78,7 @@ func (k pipelinedKeyedClient) StartWrite(ctx context.Context, mutations []Mutati
 // GetAfterWrites implements PipelinedWriter: the reads travel on the pipeline behind the
 // writes started before them.
 func (k pipelinedKeyedClient) GetAfterWrites(ctx context.Context, keys [][]byte) ([][]byte, error) {
-	return getInBatches(keys, func(batch [][]byte) (*pb.GetResponse, error) {
+	return getInBatches(k.id, keys, func(batch [][]byte) (*pb.GetResponse, error) {
 		g := &pb.GetRequest{BackendId: k.id, Keys: batch}
 		return k.send([]*pb.PipelineRequest{{BackendId: k.id, Op: &pb.PipelineRequest_Get{Get: g}}}).wait(ctx)
 	})

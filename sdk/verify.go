@@ -9,12 +9,19 @@ import (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// Checksum returns the CRC-32C (Castagnoli) of b: the checksum StreamStateHandle.Checksum
+// carries.
+func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// NewChecksum returns a hash computing Checksum over the bytes written to it.
+func NewChecksum() hash.Hash32 { return crc32.New(castagnoli) }
+
 // VerifyingReader returns a reader of rc, the bytes of h, that checks them against h as
 // they are read: more bytes than h.Size, fewer at the end, or (when h.Checksum is set) a
 // CRC-32C that differs is an error wrapping ErrCorrupt. The runner reads every handle
 // through it; StateReader implementations can too.
 func VerifyingReader(rc io.ReadCloser, h StreamStateHandle) io.ReadCloser {
-	return &verifyingReader{rc: rc, h: h, crc: crc32.New(castagnoli)}
+	return &verifyingReader{rc: rc, h: h, crc: NewChecksum()}
 }
 
 type verifyingReader struct {

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/internal/testbin"
-	"github.com/flowstate/flowstate/runtime/jobs"
 )
 
 // BenchmarkAggregate runs the same aggregate job across the plugin boundary and
@@ -26,7 +25,7 @@ func BenchmarkAggregate(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%s", backend, m), func(b *testing.B) {
 				var total int64
 				for b.Loop() {
-					job, err := jobs.Aggregate(jobs.Spec{Name: "aggregate", Keys: s.AggKeys, Records: s.AggRecords, Parallelism: 2})
+					job, err := aggregateJob(s)
 					if err != nil {
 						b.Fatal(err)
 					}

@@ -65,8 +65,11 @@ type permReader struct {
 }
 
 func (r *permReader) Read(ctx context.Context, max int, emit func(any)) error {
+	if !r.s.until.IsZero() && time.Now().After(r.s.until) {
+		return io.EOF
+	}
 	for n := 0; n < max; n++ {
-		if r.next >= r.s.records || (n == 0 && !r.s.until.IsZero() && time.Now().After(r.s.until)) {
+		if r.next >= r.s.records {
 			return io.EOF
 		}
 		k := uint64((r.next % r.s.keys) * r.stride % r.s.keys)

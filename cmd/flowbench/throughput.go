@@ -27,6 +27,16 @@ func (r *throughputResult) ratio() float64 {
 	return ratio(median(r.runs[plugin].rate), median(r.runs[inProcess].rate))
 }
 
+// aggregateJob is the job of item 1 at the sizes of s: the aggregate job over s.AggKeys
+// keys, s.AggRecords records, parallelism 2.
+func aggregateJob(s settings) (*dataflow.Job, error) {
+	job, err := jobs.Aggregate(jobs.Spec{Name: "aggregate", Type: "aggregate", Keys: s.AggKeys, Records: s.AggRecords, Parallelism: 2})
+	if err != nil {
+		return nil, fmt.Errorf("aggregate job: %w", err)
+	}
+	return job, nil
+}
+
 // throughput runs the aggregate job (item 1) on backend, plugin and in-process
 // alternating, for the configured rounds or until deadline.
 func (b *bench) throughput(ctx context.Context, backend string, deadline time.Time) (*throughputResult, error) {
@@ -41,9 +51,9 @@ func (b *bench) throughput(ctx context.Context, backend string, deadline time.Ti
 			if err != nil {
 				return nil, err
 			}
-			job, err := jobs.Aggregate(jobs.Spec{Name: "aggregate", Type: "aggregate", Keys: b.s.AggKeys, Records: b.s.AggRecords, Parallelism: 2})
+			job, err := aggregateJob(b.s)
 			if err != nil {
-				return nil, fmt.Errorf("aggregate job: %w", err)
+				return nil, err
 			}
 			r, err := runJob(ctx, runSpec{backend: backend, mode: m, pluginDir: b.s.PluginDir, checkpoints: dir}, job)
 			if err != nil {

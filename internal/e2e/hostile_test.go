@@ -14,7 +14,7 @@ func hostileRun(t *testing.T, backend string, within time.Duration, edit func(cf
 	t.Helper()
 	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 0, "")
 	cfg := strings.Replace(mustRead(t, s.config), "state.backend.type: hashmap", "state.backend.type: "+backend, 1)
-	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1\nexecution.checkpointing.timeout: 5s", 1)
+	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1", 1) + "execution.checkpointing.timeout: 5s\n"
 	if edit != nil {
 		cfg = edit(cfg)
 	}

@@ -118,10 +118,8 @@ func (s *Store) AddAll(ctx context.Context, cs []*Completed) error {
 	inUse := s.inUse()
 	discard := unused(s.deferred, inUse)
 	s.deferred = unused(unreferenced, inUse)
-	if len(discard) > 0 {
-		if err := s.access.DiscardState(ctx, discard); err != nil {
-			errs = append(errs, fmt.Errorf("discard %d shared streams no retained checkpoint references: %w", len(discard), err))
-		}
+	if err := s.discard(ctx, discard, "no retained checkpoint references"); err != nil {
+		errs = append(errs, err)
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("retention: %v", errs)
@@ -134,11 +132,16 @@ func (s *Store) AddAll(ctx context.Context, cs []*Completed) error {
 func (s *Store) DiscardDeferred(ctx context.Context) error {
 	discard := unused(s.deferred, s.inUse())
 	s.deferred = nil
-	if len(discard) == 0 {
+	return s.discard(ctx, discard, "no retained checkpoint references")
+}
+
+// discard deletes the shared streams hs (none: nothing to do); why says which they are.
+func (s *Store) discard(ctx context.Context, hs []sdk.StreamStateHandle, why string) error {
+	if len(hs) == 0 {
 		return nil
 	}
-	if err := s.access.DiscardState(ctx, discard); err != nil {
-		return fmt.Errorf("discard %d shared streams no retained checkpoint references: %w", len(discard), err)
+	if err := s.access.DiscardState(ctx, hs); err != nil {
+		return fmt.Errorf("discard %d shared streams %s: %w", len(hs), why, err)
 	}
 	return nil
 }
@@ -180,14 +183,7 @@ func (s *Store) DiscardUnreferenced(ctx context.Context, states []SubtaskState) 
 		inUse[h.Ref] = true
 	}
 	m := &Metadata{Operators: []OperatorState{{Subtasks: states}}}
-	discard := unused(sharedHandles(m), inUse)
-	if len(discard) == 0 {
-		return nil
-	}
-	if err := s.access.DiscardState(ctx, discard); err != nil {
-		return fmt.Errorf("discard %d shared streams of a failed checkpoint: %w", len(discard), err)
-	}
-	return nil
+	return s.discard(ctx, unused(sharedHandles(m), inUse), "of a failed checkpoint")
 }
 
 // SharedRefs returns the refs of the shared streams m references.

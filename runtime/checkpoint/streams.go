@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"hash"
-	"hash/crc32"
 	"io"
 
 	"github.com/flowstate/flowstate/sdk"
@@ -25,7 +24,7 @@ func (f checksumFactory) CreateCheckpointStateOutputStream(ctx context.Context, 
 	if err != nil {
 		return nil, err
 	}
-	return &checksumStream{inner: s, crc: crc32.New(castagnoli)}, nil
+	return &checksumStream{inner: s, crc: sdk.NewChecksum()}, nil
 }
 
 type checksumStream struct {

@@ -220,12 +220,17 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 				if err != nil {
 					return closers, err
 				}
-				closers = append(closers, kb.Close)
 				t.kb = kb
 			}
 			t.store, err = state.NewStore(t.kb, job.MaxParallelism, st.states)
 			if err != nil {
+				if t.kb != nil {
+					closers = append(closers, t.kb.Close)
+				}
 				return closers, fmt.Errorf("operator %q: %w", st.id, err)
+			}
+			if t.kb != nil {
+				closers = append(closers, t.store.Close) // the writes in flight, then the backend
 			}
 			if t.out, t.sink, err = outputFor(k, i); err != nil {
 				return closers, err

@@ -142,9 +142,6 @@ type stageTask struct {
 }
 
 func (t *stageTask) run(ctx context.Context) error {
-	// Whatever ends the subtask, no write may still be in flight when its keyed backend
-	// is closed.
-	defer t.store.Sync()
 	var procErr error
 	emit := chainEmit(t.st.chain, func(r any) { t.out.emit(ctx, r) }, &procErr)
 	kc := &KeyedContext{store: t.store}
@@ -247,6 +244,9 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 	var snap sdk.Snapshot
 	var snapErr error
 	if t.kb != nil {
+		if err := t.syncState(); err != nil {
+			return err
+		}
 		start := time.Now()
 		snap, snapErr = t.kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: b.id, Savepoint: b.savepoint})
 		t.pauses = append(t.pauses, time.Since(start))
@@ -292,13 +292,18 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 	return nil
 }
 
-// commit makes the sink and the backend see the newest completed checkpoint, and the
-// checkpoints aborted since the last call.
-func (t *stageTask) commit(ctx context.Context) error {
-	// The backend sees one call at a time: the last batch's write completes first.
+// syncState waits for the state writes in flight: the keyed backend sees one call at a
+// time, so they complete before any other call reaches it.
+func (t *stageTask) syncState() error {
 	if err := t.store.Sync(); err != nil {
 		return fmt.Errorf("operator %s subtask %d: %w", t.st.id, t.idx, err)
 	}
+	return nil
+}
+
+// commit makes the sink and the backend see the newest completed checkpoint, and the
+// checkpoints aborted since the last call.
+func (t *stageTask) commit(ctx context.Context) error {
 	t.a.abortMu.Lock()
 	aborted := t.a.abortedIDs[t.seenAborts:]
 	t.seenAborts = len(t.a.abortedIDs)
@@ -310,6 +315,9 @@ func (t *stageTask) commit(ctx context.Context) error {
 			}
 		}
 		if t.kb != nil {
+			if err := t.syncState(); err != nil {
+				return err
+			}
 			if err := t.kb.NotifyCheckpointAborted(ctx, id); err != nil {
 				return fmt.Errorf("operator %s subtask %d: notify checkpoint %d aborted: %w", t.st.id, t.idx, id, err)
 			}
@@ -326,6 +334,9 @@ func (t *stageTask) commit(ctx context.Context) error {
 		}
 	}
 	if t.kb != nil {
+		if err := t.syncState(); err != nil {
+			return err
+		}
 		if err := t.kb.NotifyCheckpointComplete(ctx, id); err != nil {
 			return fmt.Errorf("operator %s subtask %d: notify checkpoint %d complete: %w", t.st.id, t.idx, id, err)
 		}

@@ -11,7 +11,6 @@ type watchdog struct {
 	every time.Duration
 	fire  func(n int)
 
-	once sync.Once
 	done chan struct{}
 	wg   sync.WaitGroup
 }
@@ -37,12 +36,10 @@ func (w *watchdog) start() {
 	}()
 }
 
-// stop ends the watchdog and waits for a fire in progress.
+// stop ends the watchdog and waits for a fire in progress. Call it once.
 func (w *watchdog) stop() {
-	w.once.Do(func() {
-		if w.done != nil {
-			close(w.done)
-			w.wg.Wait()
-		}
-	})
+	if w.done != nil {
+		close(w.done)
+		w.wg.Wait()
+	}
 }

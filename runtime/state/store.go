@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/flowstate/flowstate/sdk"
@@ -51,20 +52,16 @@ type Store struct {
 	maxP     int
 	names    []string
 	cache    map[string]*entry
-	warm     map[string]warmValue // values known from earlier batches, see CacheEntries
+	warm     map[string][]byte // values known from earlier batches (nil: absent), see SetCacheEntries
 	warmMax  int
-	order    []string // dirty keys in first-write order
+	pipe     sdk.PipelinedWriter // the backend, when it takes writes and reads pipelined; else nil
+	order    []string            // dirty keys in first-write order
 	curKey   []byte
 	curGroup int
 	ctx      context.Context
 	pending  []*pendingWrite // writes in flight, oldest first; see flush
 	stats    Stats
 	scratch  []byte
-}
-
-// warmValue is a state value the store knows is current: read or written by this subtask.
-type warmValue struct {
-	value []byte // nil when absent
 }
 
 // DefaultCacheEntries is how many state values a Store keeps between micro-batches.
@@ -78,7 +75,8 @@ type entry struct {
 
 // NewStore returns a Store over backend for an operator declaring the given states.
 func NewStore(backend sdk.KeyedStateBackend, maxParallelism int, states []Descriptor) (*Store, error) {
-	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}, warm: map[string]warmValue{}, warmMax: DefaultCacheEntries}
+	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}, warm: map[string][]byte{}, warmMax: DefaultCacheEntries}
+	s.pipe, _ = backend.(sdk.PipelinedWriter)
 	seen := map[string]bool{}
 	for _, d := range states {
 		n := d.StateName()
@@ -124,8 +122,8 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 			if _, ok := s.cache[string(sk)]; ok {
 				continue
 			}
-			if w, ok := s.warm[string(sk)]; ok {
-				s.cache[string(sk)] = &entry{value: w.value, fetched: true}
+			if v, ok := s.warm[string(sk)]; ok {
+				s.cache[string(sk)] = &entry{value: v, fetched: true}
 				s.stats.CacheHits++
 				continue
 			}
@@ -164,8 +162,8 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 func (s *Store) read(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	var vals [][]byte
 	var err error
-	if pw, ok := s.backend.(sdk.PipelinedWriter); ok {
-		vals, err = pw.GetAfterWrites(ctx, keys)
+	if s.pipe != nil {
+		vals, err = s.pipe.GetAfterWrites(ctx, keys)
 		if serr := s.Sync(); serr != nil { // answered already: the read came after them
 			return nil, serr
 		}
@@ -189,32 +187,30 @@ func (s *Store) flush(ctx context.Context) error {
 	if len(s.order) == 0 {
 		return nil
 	}
+	if len(s.pending) >= MaxWritesInFlight {
+		if err := s.waitOldest(); err != nil {
+			return err
+		}
+	}
 	muts := make([]sdk.Mutation, 0, len(s.order))
 	for _, k := range s.order {
 		e := s.cache[k]
 		s.stats.BytesSent += int64(len(k) + len(e.value))
+		s.remember(k, e.value)
 		if e.value == nil {
 			muts = append(muts, sdk.Mutation{Key: []byte(k), Delete: true})
 		} else {
 			muts = append(muts, sdk.Mutation{Key: []byte(k), Value: e.value})
 		}
 	}
-	if len(s.pending) >= MaxWritesInFlight {
-		if err := s.waitOldest(); err != nil {
-			return err
-		}
-	}
-	for _, m := range muts {
-		s.remember(string(m.Key), s.cache[string(m.Key)].value)
-	}
 	s.stats.WriteCalls++
 	s.stats.KeysWritten += int64(len(muts))
 	// The write goes on while the next batches are processed: the backend works on it
 	// while the subtask works on the next records. Writes apply in order, each after the
 	// one before; Sync waits for all of them before anything else reaches the backend.
-	if pw, ok := s.backend.(sdk.PipelinedWriter); ok {
+	if s.pipe != nil {
 		// A plugin process: the batches stream to it, several in flight.
-		wait := pw.StartWrite(ctx, muts)
+		wait := s.pipe.StartWrite(ctx, muts)
 		s.pending = append(s.pending, &pendingWrite{wait: func() error {
 			if err := wait(); err != nil {
 				return fmt.Errorf("write state of %d keys: %w", len(muts), err)
@@ -291,6 +287,12 @@ func (s *Store) Sync() error {
 	return first
 }
 
+// Close waits for the writes in flight and closes the keyed backend; it returns both
+// errors.
+func (s *Store) Close() error {
+	return errors.Join(s.Sync(), s.backend.Close())
+}
+
 // remember keeps a value the backend now holds for later batches. The keyed backend of a
 // subtask is written by that subtask alone, so a remembered value stays current until the
 // store writes the key again. The cache is bounded: when full it starts over.
@@ -301,7 +303,7 @@ func (s *Store) remember(key string, value []byte) {
 	if _, ok := s.warm[key]; !ok && len(s.warm) >= s.warmMax {
 		clear(s.warm)
 	}
-	s.warm[key] = warmValue{value: value}
+	s.warm[key] = value
 }
 
 // SetCacheEntries bounds the values kept between micro-batches (0: none).

@@ -110,6 +110,26 @@ func LocalPath(s string) (string, error) {
 	return filepath.Clean(u.Path), nil
 }
 
+// SavepointDir returns a new savepoint directory name for job jobID:
+// "savepoint-<first 6 characters of the job id>-<12 random hex digits>", as Flink names them.
+func SavepointDir(jobID string) (string, error) {
+	prefix := jobID
+	if r := []rune(jobID); len(r) > 6 {
+		prefix = string(r[:6])
+	}
+	r, err := RandomHex(6)
+	if err != nil {
+		return "", err
+	}
+	return SavepointPrefix + prefix + "-" + r, nil
+}
+
+// IsSavepointDir reports whether name is a savepoint directory name: "savepoint-" and more,
+// without a path separator.
+func IsSavepointDir(name string) bool {
+	return len(name) > len(SavepointPrefix) && strings.HasPrefix(name, SavepointPrefix) && !strings.ContainsAny(name, `/\`)
+}
+
 // RandomHex returns n random bytes as 2n hex digits, for names that must not collide
 // (state files, savepoint directories, temporary files).
 func RandomHex(n int) (string, error) {

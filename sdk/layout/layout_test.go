@@ -60,3 +60,21 @@ func TestLocalPath(t *testing.T) {
 		}
 	}
 }
+
+func TestSavepointDir(t *testing.T) {
+	name, err := SavepointDir("wordcount")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(name) != len("savepoint-wordco-")+12 || name[:len("savepoint-wordco-")] != "savepoint-wordco-" {
+		t.Fatalf("SavepointDir(wordcount) = %q, want savepoint-wordco-<12 hex>", name)
+	}
+	if !IsSavepointDir(name) {
+		t.Fatalf("IsSavepointDir(%q) = false", name)
+	}
+	for _, bad := range []string{"savepoint-", "chk-1", "savepoint-a/b", `savepoint-a\b`, "shared"} {
+		if IsSavepointDir(bad) {
+			t.Errorf("IsSavepointDir(%q) = true", bad)
+		}
+	}
+}

@@ -58,13 +58,7 @@ func Params(operator string, i, n int) sdk.KeyedBackendParams {
 // CreateKeyedStateBackend fails or Close returns an error.
 func OpenKeyed(t testing.TB, sb sdk.StateBackend, p sdk.KeyedBackendParams) sdk.KeyedStateBackend {
 	t.Helper()
-	kb, err := sb.CreateKeyedStateBackend(context.Background(), p)
-	if err != nil {
-		t.Fatalf("CreateKeyedStateBackend(%s/%s subtask %d, key groups %s): %v", p.JobID, p.OperatorID, p.Subtask, p.KeyGroups, err)
-	}
-	if kb == nil {
-		t.Fatalf("CreateKeyedStateBackend(%s/%s subtask %d) returned a nil backend and no error", p.JobID, p.OperatorID, p.Subtask)
-	}
+	kb := createUnmanaged(t, sb, p)
 	t.Cleanup(func() {
 		if err := kb.Close(); err != nil {
 			t.Errorf("closing keyed backend %s subtask %d: %v", p.OperatorID, p.Subtask, err)

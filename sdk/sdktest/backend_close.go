@@ -10,10 +10,7 @@ import (
 func closeChecks(t *testing.T, factory BackendFactory) {
 	t.Run("CloseReturnsNil", func(t *testing.T) {
 		sb := factory(t)
-		kb, err := sb.CreateKeyedStateBackend(context.Background(), fullParams("close"))
-		if err != nil {
-			t.Fatalf("CreateKeyedStateBackend: %v", err)
-		}
+		kb := createUnmanaged(t, sb, fullParams("close"))
 		MustWrite(t, kb, nil, []sdk.Mutation{{Key: StateKey(1, "k"), Value: []byte("v")}})
 		if err := kb.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
@@ -22,10 +19,7 @@ func closeChecks(t *testing.T, factory BackendFactory) {
 	t.Run("SameSubtaskAfterCloseStartsEmpty", func(t *testing.T) {
 		sb := factory(t)
 		p := fullParams("close-reopen")
-		kb, err := sb.CreateKeyedStateBackend(context.Background(), p)
-		if err != nil {
-			t.Fatalf("CreateKeyedStateBackend: %v", err)
-		}
+		kb := createUnmanaged(t, sb, p)
 		Fill(t, kb, nil, p.KeyGroups, 1000, "v1")
 		if err := kb.Close(); err != nil {
 			t.Fatalf("Close: %v", err)
@@ -35,10 +29,7 @@ func closeChecks(t *testing.T, factory BackendFactory) {
 	t.Run("OtherSubtasksUnaffected", func(t *testing.T) {
 		sb := factory(t)
 		a, b := Params("close-other", 0, 2), Params("close-other", 1, 2)
-		ka, err := sb.CreateKeyedStateBackend(context.Background(), a)
-		if err != nil {
-			t.Fatalf("CreateKeyedStateBackend: %v", err)
-		}
+		ka := createUnmanaged(t, sb, a)
 		kb := OpenKeyed(t, sb, b)
 		mb := make(Model)
 		Fill(t, ka, nil, a.KeyGroups, 100, "a")
@@ -53,14 +44,14 @@ func closeChecks(t *testing.T, factory BackendFactory) {
 }
 
 // createUnmanaged creates a keyed backend that the caller closes itself.
-func createUnmanaged(t *testing.T, sb sdk.StateBackend, p sdk.KeyedBackendParams) sdk.KeyedStateBackend {
+func createUnmanaged(t testing.TB, sb sdk.StateBackend, p sdk.KeyedBackendParams) sdk.KeyedStateBackend {
 	t.Helper()
 	kb, err := sb.CreateKeyedStateBackend(context.Background(), p)
 	if err != nil {
-		t.Fatalf("CreateKeyedStateBackend(%s): %v", p.OperatorID, err)
+		t.Fatalf("CreateKeyedStateBackend(%s/%s subtask %d, key groups %s): %v", p.JobID, p.OperatorID, p.Subtask, p.KeyGroups, err)
 	}
 	if kb == nil {
-		t.Fatalf("CreateKeyedStateBackend(%s) returned a nil backend and no error", p.OperatorID)
+		t.Fatalf("CreateKeyedStateBackend(%s/%s subtask %d) returned a nil backend and no error", p.JobID, p.OperatorID, p.Subtask)
 	}
 	return kb
 }

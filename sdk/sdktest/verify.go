@@ -3,22 +3,19 @@ package sdktest
 import (
 	"context"
 	"fmt"
-	"hash/crc32"
 	"io"
 
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// castagnoli is the CRC-32C table the runner checksums state with.
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-// Checksum returns the CRC-32C (Castagnoli) of b, the checksum a StreamStateHandle carries.
-func Checksum(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+// Checksum returns the CRC-32C (Castagnoli) of b, the checksum a StreamStateHandle carries
+// (sdk.Checksum).
+func Checksum(b []byte) uint32 { return sdk.Checksum(b) }
 
 // NewVerifyingReader wraps rc, the bytes of h, so that reading to the end verifies h's Size
 // and, when h carries a checksum (non-zero), its CRC-32C. A mismatch is returned by the Read
-// that reaches the end (or by Close if the reader saw more bytes than h.Size) as an error
-// wrapping sdk.ErrCorrupt.
+// that reaches the end, or that goes past h.Size, as an error wrapping sdk.ErrCorrupt
+// (sdk.VerifyingReader).
 func NewVerifyingReader(rc io.ReadCloser, h sdk.StreamStateHandle) io.ReadCloser {
 	return sdk.VerifyingReader(rc, h)
 }

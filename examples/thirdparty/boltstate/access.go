@@ -130,7 +130,7 @@ func (a *access) InitializeLocationForSavepoint(ctx context.Context, id int64, t
 	if target == "" {
 		return nil, errNoSavepointLocation
 	}
-	dir, err := localPath(target)
+	dir, err := layout.LocalPath(target)
 	if err != nil {
 		return nil, fmt.Errorf("savepoint target %q: %w", target, err)
 	}

@@ -205,7 +205,7 @@ func checkpointPointer(file string, id int64) string {
 // parsePointer interprets an external pointer: <dir>/<job>/chk-N (or the job's file), a
 // savepoint directory or its savepoint.db. It does not check that anything exists.
 func parsePointer(external string) (pointer, error) {
-	p, err := localPath(external)
+	p, err := layout.LocalPath(external)
 	if err != nil {
 		return pointer{}, fmt.Errorf("checkpoint pointer %q: %w", external, err)
 	}

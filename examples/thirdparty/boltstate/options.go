@@ -2,13 +2,12 @@ package boltstate
 
 import (
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // Options the plugin knows, besides the common sdk.Option* keys.
@@ -52,7 +51,7 @@ func parseOptions(opts sdk.Options) (config, error) {
 	}
 	var err error
 	if v, ok := opts[OptionLocalDir]; ok {
-		if cfg.localDir, err = localPath(v); err != nil {
+		if cfg.localDir, err = layout.LocalPath(v); err != nil {
 			return config{}, &sdk.OptionError{Option: OptionLocalDir, Value: v, Err: err}
 		}
 	}
@@ -67,12 +66,12 @@ func parseOptions(opts sdk.Options) (config, error) {
 		}
 	}
 	if v, ok := opts[sdk.OptionCheckpointDir]; ok && v != "" {
-		if cfg.checkpointDir, err = localPath(v); err != nil {
+		if cfg.checkpointDir, err = layout.LocalPath(v); err != nil {
 			return config{}, &sdk.OptionError{Option: sdk.OptionCheckpointDir, Value: v, Err: err}
 		}
 	}
 	if v, ok := opts[sdk.OptionSavepointDir]; ok && v != "" {
-		if cfg.savepointDir, err = localPath(v); err != nil {
+		if cfg.savepointDir, err = layout.LocalPath(v); err != nil {
 			return config{}, &sdk.OptionError{Option: sdk.OptionSavepointDir, Value: v, Err: err}
 		}
 	}
@@ -85,31 +84,4 @@ func parseOptions(opts sdk.Options) (config, error) {
 		cfg.inlineThreshold = n
 	}
 	return cfg, nil
-}
-
-// localPath turns a plain path or a file:// URI into a clean absolute local path. Other
-// schemes are refused: bbolt needs a local file system.
-func localPath(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return "", fmt.Errorf("empty path: %w", sdk.ErrInvalidArgument)
-	}
-	if i := strings.Index(s, "://"); i > 0 {
-		u, err := url.Parse(s)
-		if err != nil {
-			return "", fmt.Errorf("malformed URI: %w: %w", sdk.ErrInvalidArgument, err)
-		}
-		if !strings.EqualFold(u.Scheme, "file") {
-			return "", fmt.Errorf("scheme %q: boltdb keeps its files on a local file system (want a path or a file:// URI): %w", u.Scheme, sdk.ErrUnsupported)
-		}
-		if u.Host != "" && u.Host != "localhost" {
-			return "", fmt.Errorf("file URI with host %q: only local paths are supported: %w", u.Host, sdk.ErrInvalidArgument)
-		}
-		s = u.Path
-	}
-	abs, err := filepath.Abs(s)
-	if err != nil {
-		return "", fmt.Errorf("make %q absolute: %w", s, err)
-	}
-	return abs, nil
 }

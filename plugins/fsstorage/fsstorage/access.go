@@ -126,7 +126,7 @@ func (a *access) InitializeLocationForSavepoint(_ context.Context, checkpointID 
 		return nil, wrapf(err, "create savepoint directory '%s'", base)
 	}
 	for attempt := 0; ; attempt++ {
-		name, err := savepointDirName(a.jobID)
+		name, err := layout.SavepointDir(a.jobID)
 		if err != nil {
 			return nil, wrapf(err, "savepoint of job %q", a.jobID)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
@@ -95,5 +94,5 @@ func isLocationDirName(name string) bool {
 	if _, ok := layout.ParseCheckpointDir(name); ok {
 		return true
 	}
-	return strings.HasPrefix(name, layout.SavepointPrefix) && len(name) > len(layout.SavepointPrefix)
+	return layout.IsSavepointDir(name)
 }

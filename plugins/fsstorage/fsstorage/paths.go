@@ -58,16 +58,3 @@ func checkJobID(jobID string) error {
 	}
 	return nil
 }
-
-// savepointDirName returns "savepoint-<first 6 chars of the job id>-<12 random hex>".
-func savepointDirName(jobID string) (string, error) {
-	prefix := jobID
-	if r := []rune(jobID); len(r) > 6 {
-		prefix = string(r[:6])
-	}
-	r, err := layout.RandomHex(6)
-	if err != nil {
-		return "", err
-	}
-	return layout.SavepointPrefix + prefix + "-" + r, nil
-}

@@ -183,9 +183,9 @@ func (s *Storage) lazyLoad(ref string) error {
 		for i := len(all) - 1; i >= 0; i-- { // newest first
 			dirs = append(dirs, all[i])
 		}
-	case isSavepointName(p.location) && s.cfg.savepointDir != "":
+	case layout.IsSavepointDir(p.location) && s.cfg.savepointDir != "":
 		dirs = []string{filepath.Join(s.cfg.savepointDir, p.location)}
-	case s.cfg.dir != "" && !isSavepointName(p.location):
+	case s.cfg.dir != "" && !layout.IsSavepointDir(p.location):
 		dirs = []string{filepath.Join(s.cfg.dir, p.job, p.location)}
 	}
 	for _, dir := range dirs {
@@ -241,7 +241,7 @@ func (s *Storage) cleanLeftovers(job string) error {
 // A missing one is fine.
 func disposeOnDisk(dir, pointer string) error {
 	name := filepath.Base(dir)
-	if _, ok := layout.ParseCheckpointDir(name); !ok && !isSavepointName(name) {
+	if _, ok := layout.ParseCheckpointDir(name); !ok && !layout.IsSavepointDir(name) {
 		return errorf(sdk.ErrInvalidArgument, "refusing to dispose checkpoint %q: '%s' is not a chk-N or savepoint directory", pointer, dir)
 	}
 	meta := filepath.Join(dir, layout.MetadataFile)

@@ -17,24 +17,6 @@ func checkJobID(jobID string) error {
 	return nil
 }
 
-// isSavepointName reports a "savepoint-..." directory name.
-func isSavepointName(name string) bool {
-	return strings.HasPrefix(name, layout.SavepointPrefix) && len(name) > len(layout.SavepointPrefix) && !strings.ContainsAny(name, "/\\")
-}
-
-// savepointName returns "savepoint-<first 6 chars of the job id>-<12 random hex>".
-func savepointName(jobID string) (string, error) {
-	prefix := jobID
-	if r := []rune(jobID); len(r) > 6 {
-		prefix = string(r[:6])
-	}
-	r, err := layout.RandomHex(6)
-	if err != nil {
-		return "", err
-	}
-	return layout.SavepointPrefix + prefix + "-" + r, nil
-}
-
 // parsedRef is a ref "jm:<job>/<location>/<name>" taken apart.
 type parsedRef struct {
 	job, location, name string
@@ -51,7 +33,7 @@ func parseRef(ref string) (parsedRef, bool) {
 	if len(parts) != 3 || checkJobID(parts[0]) != nil || parts[2] == "" {
 		return parsedRef{}, false
 	}
-	if _, isChk := layout.ParseCheckpointDir(parts[1]); !isChk && parts[1] != layout.SharedDir && !isSavepointName(parts[1]) {
+	if _, isChk := layout.ParseCheckpointDir(parts[1]); !isChk && parts[1] != layout.SharedDir && !layout.IsSavepointDir(parts[1]) {
 		return parsedRef{}, false
 	}
 	return parsedRef{job: parts[0], location: parts[1], name: parts[2]}, true
