@@ -28,7 +28,7 @@ func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params Keye
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	k := &keyedClient{c: b.rpc.backend, id: r.BackendId}
+	k := &keyedClient{c: b.rpc.backend, id: r.BackendId, readsAhead: r.ReadsAhead}
 	if r.Pipeline {
 		return pipelinedKeyedClient{k}, nil
 	}
@@ -37,9 +37,10 @@ func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params Keye
 
 // keyedClient is a KeyedStateBackend living in a plugin process under id.
 type keyedClient struct {
-	c    pb.StateBackendClient
-	id   uint64
-	pipe *pipeline // see pipelinedKeyedClient; nil until first used
+	c          pb.StateBackendClient
+	id         uint64
+	readsAhead bool      // the plugin takes a Get while Pipeline writes are in flight
+	pipe       *pipeline // see pipelinedKeyedClient; nil until first used
 }
 
 // Get sends the keys in batches of about 1 MiB; the plugin may answer each for a prefix

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/flowstate/flowstate/internal/prio"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -12,16 +13,35 @@ import (
 type backendServer struct {
 	pb.UnimplementedStateBackendServer
 	impl      StateBackend
-	backends  wire.Table[KeyedStateBackend]
+	backends  wire.Table[*servedKeyed]
 	snapshots wire.Table[Snapshot]
 }
 
-func (s *backendServer) keyed(id uint64) (KeyedStateBackend, error) {
-	kb, ok := s.backends.Get(id)
+// servedKeyed is a keyed backend being served. Its calls come from several RPCs at once (a
+// Get while the Pipeline's writes are in flight), and mu keeps them one at a time, as
+// KeyedStateBackend asks; a Get, which a subtask waits for, goes before queued writes.
+type servedKeyed struct {
+	kb KeyedStateBackend
+	mu prio.Mutex
+}
+
+// call runs f on the keyed backend, alone; urgent lets it go before queued calls.
+func (k *servedKeyed) call(urgent bool, f func(KeyedStateBackend) error) error {
+	if urgent {
+		k.mu.LockUrgent()
+	} else {
+		k.mu.Lock()
+	}
+	defer k.mu.Unlock()
+	return f(k.kb)
+}
+
+func (s *backendServer) keyed(id uint64) (*servedKeyed, error) {
+	k, ok := s.backends.Get(id)
 	if !ok {
 		return nil, fmt.Errorf("keyed backend %d: %w (closed or never created)", id, ErrNotFound)
 	}
-	return kb, nil
+	return k, nil
 }
 
 func (s *backendServer) CreateKeyedBackend(ctx context.Context, req *pb.CreateKeyedBackendRequest) (*pb.CreateKeyedBackendResponse, error) {
@@ -32,15 +52,20 @@ func (s *backendServer) CreateKeyedBackend(ctx context.Context, req *pb.CreateKe
 	if kb == nil {
 		return nil, fmt.Errorf("CreateKeyedStateBackend returned no backend and no error")
 	}
-	return &pb.CreateKeyedBackendResponse{BackendId: s.backends.Add(kb), Pipeline: true}, nil
+	id := s.backends.Add(&servedKeyed{kb: kb})
+	return &pb.CreateKeyedBackendResponse{BackendId: id, Pipeline: true, ReadsAhead: true}, nil
 }
 
-func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (*pb.GetResponse, error) {
-	kb, err := s.keyed(req.BackendId)
+func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (resp *pb.GetResponse, err error) {
+	k, err := s.keyed(req.BackendId)
 	if err != nil {
 		return nil, err
 	}
-	return getOnPlugin(ctx, kb, req)
+	err = k.call(true, func(kb KeyedStateBackend) error {
+		resp, err = getOnPlugin(ctx, kb, req)
+		return err
+	})
+	return resp, err
 }
 
 // getOnPlugin answers a GetRequest for a prefix of its keys whose values fit the batch
@@ -64,11 +89,11 @@ func getOnPlugin(ctx context.Context, kb KeyedStateBackend, req *pb.GetRequest) 
 }
 
 func (s *backendServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.Empty, error) {
-	kb, err := s.keyed(req.BackendId)
+	k, err := s.keyed(req.BackendId)
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Empty{}, writeOnPlugin(ctx, kb, req)
+	return &pb.Empty{}, k.call(false, func(kb KeyedStateBackend) error { return writeOnPlugin(ctx, kb, req) })
 }
 
 // writeOnPlugin applies a WriteRequest.
@@ -84,11 +109,15 @@ func writeOnPlugin(ctx context.Context, kb KeyedStateBackend, req *pb.WriteReque
 }
 
 func (s *backendServer) Scan(ctx context.Context, req *pb.ScanRequest) (*pb.ScanResponse, error) {
-	kb, err := s.keyed(req.BackendId)
+	k, err := s.keyed(req.BackendId)
 	if err != nil {
 		return nil, err
 	}
-	kvs, err := kb.Scan(ctx, req.Start, req.End, int(req.Limit))
+	var kvs []KV
+	err = k.call(false, func(kb KeyedStateBackend) (err error) {
+		kvs, err = kb.Scan(ctx, req.Start, req.End, int(req.Limit))
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -102,11 +131,15 @@ func (s *backendServer) Scan(ctx context.Context, req *pb.ScanRequest) (*pb.Scan
 }
 
 func (s *backendServer) Snapshot(ctx context.Context, req *pb.SnapshotRequest) (*pb.SnapshotResponse, error) {
-	kb, err := s.keyed(req.BackendId)
+	k, err := s.keyed(req.BackendId)
 	if err != nil {
 		return nil, err
 	}
-	snap, err := kb.Snapshot(ctx, SnapshotOptions{CheckpointID: req.CheckpointId, Savepoint: req.Savepoint})
+	var snap Snapshot
+	err = k.call(false, func(kb KeyedStateBackend) (err error) {
+		snap, err = kb.Snapshot(ctx, SnapshotOptions{CheckpointID: req.CheckpointId, Savepoint: req.Savepoint})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -126,25 +159,25 @@ func (s *backendServer) SnapshotRelease(_ context.Context, req *pb.SnapshotRelea
 }
 
 func (s *backendServer) NotifyCheckpointComplete(ctx context.Context, req *pb.NotifyRequest) (*pb.Empty, error) {
-	kb, err := s.keyed(req.BackendId)
+	k, err := s.keyed(req.BackendId)
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Empty{}, kb.NotifyCheckpointComplete(ctx, req.CheckpointId)
+	return &pb.Empty{}, k.call(false, func(kb KeyedStateBackend) error { return kb.NotifyCheckpointComplete(ctx, req.CheckpointId) })
 }
 
 func (s *backendServer) NotifyCheckpointAborted(ctx context.Context, req *pb.NotifyRequest) (*pb.Empty, error) {
-	kb, err := s.keyed(req.BackendId)
+	k, err := s.keyed(req.BackendId)
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Empty{}, kb.NotifyCheckpointAborted(ctx, req.CheckpointId)
+	return &pb.Empty{}, k.call(false, func(kb KeyedStateBackend) error { return kb.NotifyCheckpointAborted(ctx, req.CheckpointId) })
 }
 
 func (s *backendServer) CloseKeyedBackend(_ context.Context, req *pb.BackendRequest) (*pb.Empty, error) {
-	kb, ok := s.backends.Remove(req.BackendId)
+	k, ok := s.backends.Remove(req.BackendId)
 	if !ok {
 		return nil, fmt.Errorf("keyed backend %d: %w (already closed)", req.BackendId, ErrNotFound)
 	}
-	return &pb.Empty{}, kb.Close()
+	return &pb.Empty{}, k.call(false, KeyedStateBackend.Close)
 }

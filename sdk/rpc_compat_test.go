@@ -173,13 +173,13 @@ func TestPipelinedGetSeesEarlierWrites(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer kb.Close()
-	pw := kb.(PipelinedWriter)
+	pw := kb.(pipelinedKeyedClient)
 	ctx := context.Background()
 	var waits []func() error
 	for i := range 4 {
 		waits = append(waits, pw.StartWrite(ctx, []Mutation{{Key: []byte("k"), Value: []byte{byte('0' + i)}}}))
 	}
-	vals, err := pw.GetAfterWrites(ctx, [][]byte{[]byte("k"), []byte("absent")})
+	vals, err := pw.getAfterWrites(ctx, [][]byte{[]byte("k"), []byte("absent")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestPipelinedGetSeesEarlierWrites(t *testing.T) {
 	impl.failWrites = true
 	impl.mu.Unlock()
 	failed := pw.StartWrite(ctx, []Mutation{{Key: []byte("k"), Value: []byte("x")}})
-	if _, err := pw.GetAfterWrites(ctx, [][]byte{[]byte("k")}); err == nil || !strings.Contains(err.Error(), "disk on fire") {
+	if _, err := pw.getAfterWrites(ctx, [][]byte{[]byte("k")}); err == nil || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("a read behind a failed write: %v; want the write's error", err)
 	}
 	if err := failed(); err == nil {

@@ -13,7 +13,7 @@ import (
 // Pipeline serves PipelinedWriter: it performs the writes and reads of one keyed backend in
 // the order they arrive and answers each, in order.
 func (s *backendServer) Pipeline(st pb.StateBackend_PipelineServer) error {
-	var kb KeyedStateBackend
+	var k *servedKeyed
 	var failed *pb.Error
 	for {
 		req, err := st.Recv()
@@ -23,8 +23,8 @@ func (s *backendServer) Pipeline(st pb.StateBackend_PipelineServer) error {
 		if err != nil {
 			return err
 		}
-		if kb == nil {
-			if kb, err = s.keyed(req.BackendId); err != nil {
+		if k == nil {
+			if k, err = s.keyed(req.BackendId); err != nil {
 				return err
 			}
 		}
@@ -32,12 +32,17 @@ func (s *backendServer) Pipeline(st pb.StateBackend_PipelineServer) error {
 		if failed == nil {
 			switch op := req.Op.(type) {
 			case *pb.PipelineRequest_Write:
-				if err := writeOnPlugin(st.Context(), kb, op.Write); err != nil {
+				err := k.call(false, func(kb KeyedStateBackend) error { return writeOnPlugin(st.Context(), kb, op.Write) })
+				if err != nil {
 					failed = errorToProto(err)
 					resp.Error = failed
 				}
 			case *pb.PipelineRequest_Get:
-				if resp.Get, err = getOnPlugin(st.Context(), kb, op.Get); err != nil {
+				err := k.call(false, func(kb KeyedStateBackend) (err error) {
+					resp.Get, err = getOnPlugin(st.Context(), kb, op.Get)
+					return err
+				})
+				if err != nil {
 					resp.Error = errorToProto(err) // a failed read changes no state
 				}
 			default:
@@ -75,9 +80,31 @@ func (k pipelinedKeyedClient) StartWrite(ctx context.Context, mutations []Mutati
 	}
 }
 
-// GetAfterWrites implements PipelinedWriter: the reads travel on the pipeline behind the
-// writes started before them.
-func (k pipelinedKeyedClient) GetAfterWrites(ctx context.Context, keys [][]byte) ([][]byte, error) {
+// StartRead implements PipelinedWriter. A plugin that keeps its calls one at a time itself
+// (reads ahead) gets a Get call of its own, which goes before the writes it has queued. A
+// plugin of an older SDK reads on the pipeline, behind the writes: the read is then made
+// before StartRead returns, since only one goroutine may send on the stream.
+func (k pipelinedKeyedClient) StartRead(ctx context.Context, keys [][]byte) (wait func() ([][]byte, error)) {
+	if !k.readsAhead {
+		vals, err := k.getAfterWrites(ctx, keys)
+		return func() ([][]byte, error) { return vals, err }
+	}
+	var vals [][]byte
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		vals, err = k.Get(ctx, keys)
+	}()
+	return func() ([][]byte, error) {
+		<-done // Get returns when ctx ends
+		return vals, err
+	}
+}
+
+// getAfterWrites reads keys on the pipeline, behind the writes started before it: it sees
+// them, and fails when one of them failed.
+func (k pipelinedKeyedClient) getAfterWrites(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	return getInBatches(k.id, keys, func(batch [][]byte) (*pb.GetResponse, error) {
 		g := &pb.GetRequest{BackendId: k.id, Keys: batch}
 		return k.send([]*pb.PipelineRequest{{BackendId: k.id, Op: &pb.PipelineRequest_Get{Get: g}}}).wait(ctx)

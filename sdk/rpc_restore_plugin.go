@@ -22,13 +22,15 @@ func (s *backendServer) Restore(st pb.StateBackend_RestoreServer) error {
 	if start == nil {
 		return fmt.Errorf("restore: the first message is not a start: %w", ErrInvalidArgument)
 	}
-	kb, err := s.keyed(start.BackendId)
+	k, err := s.keyed(start.BackendId)
 	if err != nil {
 		return err
 	}
 	hr := &hostReader{st: st, waiting: map[uint64][]chan *pb.ReadData{}, opening: map[uint64]chan *pb.ReadOpened{}, done: make(chan struct{})}
 	go hr.receive()
-	rerr := kb.Restore(st.Context(), keyedHandlesFromProto(start.Handles), hr)
+	rerr := k.call(false, func(kb KeyedStateBackend) error {
+		return kb.Restore(st.Context(), keyedHandlesFromProto(start.Handles), hr)
+	})
 	if err := hr.send(&pb.RestorePluginMessage{Msg: &pb.RestorePluginMessage_Done{Done: &pb.RestoreDone{Error: errorToProto(rerr)}}}); err != nil {
 		return err
 	}

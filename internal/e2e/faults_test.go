@@ -228,7 +228,7 @@ func TestDeadlockedBackendIsReplaced(t *testing.T) {
 		"execution.checkpointing.timeout: 1s\n" +
 		"execution.checkpointing.tolerable-failed-checkpoints: 0\n" +
 		"task.cancellation.timeout: 2s\n" +
-		"state.backend.hangbackend.hang-after-writes: 200\n" +
+		"state.backend.hangbackend.hang-after-writes: 40\n" +
 		"state.backend.hangbackend.hang-marker: " + marker + "\n"
 	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)

@@ -141,6 +141,10 @@ type stageTask struct {
 	pauses []time.Duration
 }
 
+// lookahead is how many batches a keyed subtask takes in before it processes the oldest:
+// their state is read (Store.Prefetch) while the batches before them are processed.
+const lookahead = 3
+
 func (t *stageTask) run(ctx context.Context) error {
 	var procErr error
 	emit := chainEmit(t.st.chain, func(r any) { t.out.emit(ctx, r) }, &procErr)
@@ -148,6 +152,29 @@ func (t *stageTask) run(ctx context.Context) error {
 	blocked := make([]bool, len(t.inputs))
 	ended := make([]bool, len(t.inputs))
 	var pending *barrier
+	var ahead []message // batches taken in, in order, their state being read
+	process := func() error {
+		m := ahead[0]
+		ahead[0] = message{}
+		ahead = ahead[1:]
+		if !t.begun {
+			t.begun = true
+			t.a.started()
+		}
+		err := t.store.ProcessBatch(ctx, m.keys, func(i int) error {
+			if err := t.st.fn(kc, m.recs[i], emit); err != nil {
+				return err
+			}
+			return procErr
+		})
+		if err == nil {
+			err = t.out.err
+		}
+		if err != nil {
+			return fmt.Errorf("operator %s subtask %d: %w", t.st.id, t.idx, err)
+		}
+		return nil
+	}
 	cases := make([]reflect.SelectCase, 0, len(t.inputs)+2)
 	idx := make([]int, 0, len(t.inputs))
 	for {
@@ -161,10 +188,17 @@ func (t *stageTask) run(ctx context.Context) error {
 		cases = append(cases,
 			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(t.notify)},
 			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
-		// Flush what is buffered before blocking, so batches never wait for more input.
+		// With no input ready, process what was taken in, then flush what is buffered
+		// before blocking, so batches never wait for more input.
 		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectDefault})
 		chosen, v, _ := reflect.Select(cases)
 		if chosen == len(cases)-1 {
+			if len(ahead) > 0 {
+				if err := process(); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := t.out.flush(ctx); err != nil {
 				return err
 			}
@@ -188,26 +222,23 @@ func (t *stageTask) run(ctx context.Context) error {
 		case m.end:
 			ended[in] = true
 		default:
-			if !t.begun {
-				t.begun = true
-				t.a.started()
-			}
-			err := t.store.ProcessBatch(ctx, m.keys, func(i int) error {
-				if err := t.st.fn(kc, m.recs[i], emit); err != nil {
+			t.store.Prefetch(ctx, m.keys)
+			ahead = append(ahead, m)
+			if len(ahead) > lookahead {
+				if err := process(); err != nil {
 					return err
 				}
-				return procErr
-			})
-			if err == nil {
-				err = t.out.err
-			}
-			if err != nil {
-				return fmt.Errorf("operator %s subtask %d: %w", t.st.id, t.idx, err)
 			}
 			continue
 		}
 		if !all(blocked, ended) {
 			continue
+		}
+		// Every input is at a barrier or ended: what was taken in before comes first.
+		for len(ahead) > 0 {
+			if err := process(); err != nil {
+				return err
+			}
 		}
 		if pending != nil {
 			if err := t.checkpoint(ctx, pending); err != nil {

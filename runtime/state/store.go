@@ -47,19 +47,33 @@ func (s *Stats) Add(o Stats) {
 // keys in one call, runs the user function for every record in order against a local
 // cache, and writes the changed entries back in one call. It is never one backend call per
 // record.
+//
+// The calls overlap the subtask's work. Writes complete in the background, several in
+// flight (see Sync). Reads can start before their batch is processed (Prefetch), and they
+// never wait for the writes in flight: every value those writes carry stays in the store's
+// cache until they are done, so a key the store has to read is one no write in flight
+// touches.
 type Store struct {
 	backend  sdk.KeyedStateBackend
+	pipe     sdk.PipelinedWriter // the backend's, or localPipeline's for one in this process
 	maxP     int
 	names    []string
 	cache    map[string]*entry
 	warm     map[string][]byte // values known from earlier batches (nil: absent), see SetCacheEntries
 	warmMax  int
-	pipe     sdk.PipelinedWriter // the backend, when it takes writes and reads pipelined; else nil
-	order    []string            // dirty keys in first-write order
+	fetching map[string]fetchRef // keys whose read Prefetch started, until a batch takes them
+	reads    []*pendingRead      // reads started and not waited for yet, oldest first
+	order    []*entry            // dirty entries in first-write order
+	groups   []int               // the key group of each record of the batch
+	keyBuf   []byte              // scratch for state keys
 	curKey   []byte
 	curGroup int
 	ctx      context.Context
-	pending  []*pendingWrite // writes in flight, oldest first; see flush
+	pending  []*pendingWrite // writes in flight, oldest first; see send
+	outbox   []sdk.Mutation  // changes gathered for the next write, see flush
+	outBytes int             // their keys' and values' bytes
+	lastOut  int             // mutations in the last write
+	outCtx   context.Context // the context of the batch that gathered the newest
 	stats    Stats
 	scratch  []byte
 }
@@ -68,6 +82,7 @@ type Store struct {
 const DefaultCacheEntries = 1 << 16
 
 type entry struct {
+	key     string // the state key
 	value   []byte // nil when absent
 	dirty   bool
 	fetched bool
@@ -75,8 +90,13 @@ type entry struct {
 
 // NewStore returns a Store over backend for an operator declaring the given states.
 func NewStore(backend sdk.KeyedStateBackend, maxParallelism int, states []Descriptor) (*Store, error) {
-	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}, warm: map[string][]byte{}, warmMax: DefaultCacheEntries}
-	s.pipe, _ = backend.(sdk.PipelinedWriter)
+	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}, warm: map[string][]byte{},
+		warmMax: DefaultCacheEntries, fetching: map[string]fetchRef{}}
+	if pw, ok := backend.(sdk.PipelinedWriter); ok {
+		s.pipe = pw
+	} else {
+		s.pipe = &localPipeline{kb: backend}
+	}
 	seen := map[string]bool{}
 	for _, d := range states {
 		n := d.StateName()
@@ -105,46 +125,128 @@ func stateKey(dst []byte, group int, name string, key []byte) []byte {
 	return append(dst, key...)
 }
 
+// Prefetch starts reading the state of a batch that ProcessBatch will be given later, so
+// that the read overlaps the work on the batches before it. Batches must then be processed
+// in the order they were prefetched; a state key is read once, for the first of them.
+// Without a cache between batches (SetCacheEntries(0)) it does nothing.
+func (s *Store) Prefetch(ctx context.Context, keys [][]byte) {
+	if s.warmMax <= 0 {
+		return
+	}
+	var fetch [][]byte
+	for _, k := range keys {
+		g := KeyGroupFor(k, s.maxP)
+		for _, n := range s.names {
+			sk := stateKey(s.keyBuf[:0], g, n, k)
+			s.keyBuf = sk
+			if _, ok := s.warm[string(sk)]; ok {
+				continue
+			}
+			if _, ok := s.fetching[string(sk)]; ok {
+				continue
+			}
+			s.fetching[string(sk)] = fetchRef{i: len(fetch)}
+			fetch = append(fetch, append([]byte(nil), sk...))
+		}
+	}
+	if len(fetch) == 0 {
+		return
+	}
+	r := s.startRead(ctx, fetch)
+	for _, sk := range fetch {
+		ref := s.fetching[string(sk)]
+		ref.r = r
+		s.fetching[string(sk)] = ref
+	}
+}
+
+// startRead starts reading keys, none of which a write in flight touches.
+func (s *Store) startRead(ctx context.Context, keys [][]byte) *pendingRead {
+	for len(s.reads) > 0 && s.reads[0].done {
+		s.reads[0] = nil
+		s.reads = s.reads[1:]
+	}
+	r := &pendingRead{n: len(keys), wait: s.pipe.StartRead(ctx, keys)}
+	s.reads = append(s.reads, r)
+	s.stats.GetCalls++
+	s.stats.KeysRead += int64(len(keys))
+	for _, k := range keys {
+		s.stats.BytesSent += int64(len(k))
+	}
+	return r
+}
+
+// fetchRef is a key of a read Prefetch started: its value is r's i-th.
+type fetchRef struct {
+	r *pendingRead
+	i int
+}
+
+// pendingRead is a read in flight.
+type pendingRead struct {
+	n    int
+	wait func() ([][]byte, error)
+	done bool
+	vals [][]byte
+	err  error
+}
+
+// result waits for the read and returns its values.
+func (r *pendingRead) result() ([][]byte, error) {
+	if !r.done {
+		r.vals, r.err = r.wait()
+		r.done = true
+		if r.err == nil && len(r.vals) != r.n {
+			r.err = fmt.Errorf("the backend returned %d values for %d keys", len(r.vals), r.n)
+		}
+		if r.err != nil {
+			r.err = fmt.Errorf("read state of %d keys: %w", r.n, r.err)
+		}
+	}
+	return r.vals, r.err
+}
+
 // ProcessBatch runs fn(i) for each record key keys[i], in order, with the state of
-// keys[i] current. All declared states of the batch's distinct keys that are not cached are
-// read in one call before, and the changed ones written in one call after; that write
-// completes in the background (see Sync).
+// keys[i] current. All declared states of the batch's distinct keys that are neither
+// cached nor prefetched are read in one call before, and the changed ones written in one
+// call after; that write completes in the background (see Sync).
 func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) error) error {
 	s.ctx = ctx
 	defer func() { s.ctx = nil }()
-	groups := make([]int, len(keys))
-	var fetch [][]byte
-	for i, k := range keys {
+	groups := s.groups[:0]
+	slab := make([]entry, 0, len(keys)*len(s.names)) // the batch's entries, one allocation
+	var fetch [][]byte                               // keys to read now
+	var fetchE []*entry                              // their entries
+	var pre []prefetched                             // keys Prefetch started reading
+	for _, k := range keys {
 		g := KeyGroupFor(k, s.maxP)
-		groups[i] = g
+		groups = append(groups, g)
 		for _, n := range s.names {
-			sk := stateKey(nil, g, n, k)
+			sk := stateKey(s.keyBuf[:0], g, n, k)
+			s.keyBuf = sk
 			if _, ok := s.cache[string(sk)]; ok {
 				continue
 			}
-			if v, ok := s.warm[string(sk)]; ok {
-				s.cache[string(sk)] = &entry{value: v, fetched: true}
+			slab = append(slab, entry{key: string(sk)})
+			e := &slab[len(slab)-1]
+			s.cache[e.key] = e
+			if v, ok := s.warm[e.key]; ok {
+				e.value, e.fetched = v, true
 				s.stats.CacheHits++
 				continue
 			}
-			s.cache[string(sk)] = &entry{}
-			fetch = append(fetch, sk)
+			if ref, ok := s.fetching[e.key]; ok {
+				delete(s.fetching, e.key)
+				pre = append(pre, prefetched{e: e, ref: ref})
+				continue
+			}
+			fetch = append(fetch, []byte(e.key))
+			fetchE = append(fetchE, e)
 		}
 	}
-	if len(fetch) > 0 {
-		vals, err := s.read(ctx, fetch)
-		if err != nil {
-			return err
-		}
-		s.stats.GetCalls++
-		s.stats.KeysRead += int64(len(fetch))
-		for i, sk := range fetch {
-			e := s.cache[string(sk)]
-			e.value, e.fetched = vals[i], true
-			s.remember(string(sk), vals[i])
-			s.stats.BytesSent += int64(len(sk))
-			s.stats.BytesReceived += int64(len(vals[i]))
-		}
+	s.groups = groups
+	if err := s.fill(ctx, fetch, fetchE, pre); err != nil {
+		return err
 	}
 	for i := range keys {
 		s.curKey, s.curGroup = keys[i], groups[i]
@@ -157,34 +259,90 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 	return s.flush(ctx)
 }
 
-// read reads keys from the backend after the writes in flight have applied. A plugin
-// backend takes the read on the pipeline behind the writes; any other waits for them first.
-func (s *Store) read(ctx context.Context, keys [][]byte) ([][]byte, error) {
-	var vals [][]byte
-	var err error
-	if s.pipe != nil {
-		vals, err = s.pipe.GetAfterWrites(ctx, keys)
-		if serr := s.Sync(); serr != nil { // answered already: the read came after them
-			return nil, serr
-		}
-	} else {
-		if err := s.Sync(); err != nil {
-			return nil, err
-		}
-		vals, err = s.backend.Get(ctx, keys)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read state of %d keys: %w", len(keys), err)
-	}
-	return vals, nil
+// prefetched is a batch's entry whose value Prefetch started reading.
+type prefetched struct {
+	e   *entry
+	ref fetchRef
 }
 
+// fill sets the values of a batch's entries that were not cached: those of keys it reads
+// now and those Prefetch read; it keeps them for later batches.
+func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre []prefetched) error {
+	s.makeRoom(len(fetch) + len(pre))
+	if len(fetch) > 0 {
+		if s.warmMax <= 0 {
+			// Without the cache, a write in flight may touch any key: read after them.
+			if err := s.Sync(); err != nil {
+				return err
+			}
+		}
+		vals, err := s.startRead(ctx, fetch).result()
+		if err != nil {
+			return err
+		}
+		for i, e := range fetchE {
+			e.value, e.fetched = vals[i], true
+			s.remember(e.key, vals[i])
+			s.stats.BytesReceived += int64(len(vals[i]))
+		}
+	}
+	for _, p := range pre {
+		vals, err := p.ref.r.result()
+		if err != nil {
+			return err
+		}
+		v := vals[p.ref.i]
+		p.e.value, p.e.fetched = v, true
+		s.remember(p.e.key, v)
+		s.stats.BytesReceived += int64(len(v))
+	}
+	return nil
+}
+
+// flush gathers the batch's changed entries into the next write, and starts that write
+// once it holds WriteBytes.
 func (s *Store) flush(ctx context.Context) error {
 	defer func() {
 		clear(s.cache)
+		clear(s.order)
 		s.order = s.order[:0]
 	}()
 	if len(s.order) == 0 {
+		return nil
+	}
+	s.makeRoom(len(s.order))
+	if s.outbox == nil {
+		s.outbox = make([]sdk.Mutation, 0, max(len(s.order), s.lastOut))
+	}
+	n := 0
+	for _, e := range s.order {
+		n += len(e.key)
+	}
+	keys := make([]byte, 0, n) // the mutations' keys, one allocation
+	for _, e := range s.order {
+		keys = append(keys, e.key...)
+		key := keys[len(keys)-len(e.key):]
+		s.outBytes += len(key) + len(e.value)
+		s.remember(e.key, e.value)
+		if e.value == nil {
+			s.outbox = append(s.outbox, sdk.Mutation{Key: key, Delete: true})
+		} else {
+			s.outbox = append(s.outbox, sdk.Mutation{Key: key, Value: e.value})
+		}
+	}
+	s.outCtx = ctx
+	if s.outBytes < WriteBytes {
+		return nil // the next batches join this write
+	}
+	return s.send()
+}
+
+// send starts the write of the mutations gathered. The write goes on while the next
+// batches are processed: the backend works on it while the subtask works on the next
+// records. Writes apply in order, each after the one before; Sync waits for all of them
+// before anything else reaches the backend.
+func (s *Store) send() error {
+	if len(s.outbox) == 0 {
 		return nil
 	}
 	if len(s.pending) >= MaxWritesInFlight {
@@ -192,75 +350,36 @@ func (s *Store) flush(ctx context.Context) error {
 			return err
 		}
 	}
-	muts := make([]sdk.Mutation, 0, len(s.order))
-	for _, k := range s.order {
-		e := s.cache[k]
-		s.stats.BytesSent += int64(len(k) + len(e.value))
-		s.remember(k, e.value)
-		if e.value == nil {
-			muts = append(muts, sdk.Mutation{Key: []byte(k), Delete: true})
-		} else {
-			muts = append(muts, sdk.Mutation{Key: []byte(k), Value: e.value})
-		}
-	}
+	muts := s.outbox
+	s.outbox, s.lastOut = nil, len(muts)
 	s.stats.WriteCalls++
 	s.stats.KeysWritten += int64(len(muts))
-	// The write goes on while the next batches are processed: the backend works on it
-	// while the subtask works on the next records. Writes apply in order, each after the
-	// one before; Sync waits for all of them before anything else reaches the backend.
-	if s.pipe != nil {
-		// A plugin process: the batches stream to it, several in flight.
-		wait := s.pipe.StartWrite(ctx, muts)
-		s.pending = append(s.pending, &pendingWrite{wait: func() error {
-			if err := wait(); err != nil {
-				return fmt.Errorf("write state of %d keys: %w", len(muts), err)
-			}
-			return nil
-		}})
+	s.stats.BytesSent += int64(s.outBytes)
+	s.outBytes = 0
+	wait := s.pipe.StartWrite(s.outCtx, muts)
+	s.pending = append(s.pending, &pendingWrite{muts: muts, wait: func() error {
+		if err := wait(); err != nil {
+			return fmt.Errorf("write state of %d keys: %w", len(muts), err)
+		}
 		return nil
-	}
-	w := &pendingWrite{done: make(chan struct{})}
-	var prev *pendingWrite
-	if n := len(s.pending); n > 0 {
-		prev = s.pending[n-1]
-	}
-	s.pending = append(s.pending, w)
-	go func() {
-		defer close(w.done)
-		if prev != nil {
-			if err := prev.result(); err != nil {
-				w.err = err // the backend may hold part of it: write nothing more
-				return
-			}
-		}
-		if err := s.backend.Write(ctx, muts); err != nil {
-			w.err = fmt.Errorf("write state of %d keys: %w", len(muts), err)
-		}
-	}()
+	}})
 	return nil
 }
 
-// MaxWritesInFlight is how many micro-batch writes a Store lets run behind its subtask
-// before it waits for the oldest. Across a plugin boundary a write's latency is mostly
-// waiting for a core and the round trip, not work; several in flight keep the subtask
-// busy meanwhile.
-const MaxWritesInFlight = 4
+// WriteBytes is how many bytes of keys and values a Store gathers, from as many
+// micro-batches as it takes, before it starts writing them: each call across a plugin
+// boundary costs the same whatever it carries, so it should carry enough.
+const WriteBytes = 64 << 10
 
-// pendingWrite is a micro-batch write in flight: a PipelinedWriter's wait, or a goroutine
-// that sets err and then closes done.
+// MaxWritesInFlight is how many writes a Store lets run behind its subtask before it
+// waits for the oldest. Across a plugin boundary a write's latency is mostly waiting for a
+// core and the round trip, not work; several in flight keep the subtask busy meanwhile.
+const MaxWritesInFlight = 8
+
+// pendingWrite is a micro-batch write in flight.
 type pendingWrite struct {
+	muts []sdk.Mutation // what it writes; the cache keeps these values until it is done
 	wait func() error
-	done chan struct{}
-	err  error
-}
-
-// result waits for the write and returns its error.
-func (w *pendingWrite) result() error {
-	if w.wait != nil {
-		return w.wait()
-	}
-	<-w.done
-	return w.err
 }
 
 // waitOldest waits for the oldest write in flight and returns its error.
@@ -268,17 +387,24 @@ func (s *Store) waitOldest() error {
 	w := s.pending[0]
 	s.pending[0] = nil
 	s.pending = s.pending[1:]
-	err := w.result()
+	err := w.wait()
 	if err != nil {
 		clear(s.warm) // the write may have applied in part
 	}
 	return err
 }
 
-// Sync waits for the writes in flight, if any, and returns the first error. Call it before
-// any other call on the keyed backend (snapshot, notifications, close).
+// Sync writes what was gathered, waits for the writes and reads in flight, if any, and
+// returns the first error of a write. Call it before any other call on the keyed backend
+// (snapshot, notifications, close). A failed read is reported by the batch that needs it.
 func (s *Store) Sync() error {
-	var first error
+	serr := s.send()
+	for _, r := range s.reads {
+		_, _ = r.result()
+	}
+	clear(s.reads)
+	s.reads = s.reads[:0]
+	first := serr
 	for len(s.pending) > 0 {
 		if err := s.waitOldest(); err != nil && first == nil {
 			first = err
@@ -293,23 +419,52 @@ func (s *Store) Close() error {
 	return errors.Join(s.Sync(), s.backend.Close())
 }
 
-// remember keeps a value the backend now holds for later batches. The keyed backend of a
-// subtask is written by that subtask alone, so a remembered value stays current until the
-// store writes the key again. The cache is bounded: when full it starts over.
+// remember keeps a value the backend holds, or will once the writes in flight are done,
+// for later batches. The keyed backend of a subtask is written by that subtask alone, so a
+// remembered value stays current until the store writes the key again. Call makeRoom
+// first.
 func (s *Store) remember(key string, value []byte) {
+	if s.warmMax > 0 {
+		s.warm[key] = value
+	}
+}
+
+// makeRoom makes room in the cache for n more values. The cache is bounded: when full it
+// starts over.
+func (s *Store) makeRoom(n int) {
+	if s.warmMax > 0 && len(s.warm)+n > s.warmMax {
+		s.resetCache()
+	}
+}
+
+// resetCache empties the cache but for the values of the writes in flight: a key the
+// store reads must never be one a write in flight touches.
+func (s *Store) resetCache() {
+	clear(s.warm)
 	if s.warmMax <= 0 {
 		return
 	}
-	if _, ok := s.warm[key]; !ok && len(s.warm) >= s.warmMax {
-		clear(s.warm)
+	for _, w := range s.pending {
+		s.keep(w.muts)
 	}
-	s.warm[key] = value
+	s.keep(s.outbox)
+}
+
+// keep puts the values of muts in the cache.
+func (s *Store) keep(muts []sdk.Mutation) {
+	for _, m := range muts {
+		if m.Delete {
+			s.warm[string(m.Key)] = nil
+		} else {
+			s.warm[string(m.Key)] = m.Value
+		}
+	}
 }
 
 // SetCacheEntries bounds the values kept between micro-batches (0: none).
 func (s *Store) SetCacheEntries(n int) {
 	s.warmMax = n
-	clear(s.warm)
+	s.resetCache()
 }
 
 // CurrentKey returns the key of the record being processed.
@@ -338,8 +493,8 @@ func (s *Store) get(name string) ([]byte, error) {
 	s.stats.BytesReceived += int64(len(vals[0]))
 	e := s.cache[string(s.scratch)]
 	if e == nil {
-		e = &entry{}
-		s.cache[string(s.scratch)] = e
+		e = &entry{key: string(s.scratch)}
+		s.cache[e.key] = e
 	}
 	e.value, e.fetched = vals[0], true
 	return e.value, nil
@@ -353,12 +508,12 @@ func (s *Store) set(name string, v []byte) error {
 	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
 	e, ok := s.cache[string(s.scratch)]
 	if !ok {
-		e = &entry{fetched: true}
-		s.cache[string(s.scratch)] = e
+		e = &entry{key: string(s.scratch), fetched: true}
+		s.cache[e.key] = e
 	}
 	if !e.dirty {
 		e.dirty = true
-		s.order = append(s.order, string(s.scratch))
+		s.order = append(s.order, e)
 	}
 	e.value = v
 	return nil

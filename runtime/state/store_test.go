@@ -210,7 +210,7 @@ type slowBackend struct {
 	mu       sync.Mutex
 	inFlight int
 	maxSeen  int
-	order    []string // the value of key "k" each write carried
+	order    []string // the value of key "k" each write carried, up to its '|' (see bigValue)
 	failAt   int
 }
 
@@ -223,7 +223,7 @@ func (b *slowBackend) Write(_ context.Context, muts []sdk.Mutation) error {
 	b.inFlight++
 	b.maxSeen = max(b.maxSeen, b.inFlight)
 	n := len(b.order) + 1
-	b.order = append(b.order, string(muts[0].Value))
+	b.order = append(b.order, strings.SplitN(string(muts[0].Value), "|", 2)[0])
 	b.mu.Unlock()
 	time.Sleep(2 * time.Millisecond)
 	b.mu.Lock()
@@ -235,6 +235,13 @@ func (b *slowBackend) Write(_ context.Context, muts []sdk.Mutation) error {
 	return nil
 }
 
+// bigValue is a value of WriteBytes bytes starting with i and '|': a batch writing it
+// starts its write at once instead of gathering more batches.
+func bigValue(i int) []byte {
+	v := []byte(fmt.Sprintf("%d|", i))
+	return append(v, make([]byte, WriteBytes-len(v))...)
+}
+
 // TestStoreWritesInFlightApplyInOrder: several batches' writes run behind the subtask, one
 // at a time and in batch order, and Sync waits for all of them.
 func TestStoreWritesInFlightApplyInOrder(t *testing.T) {
@@ -244,7 +251,7 @@ func TestStoreWritesInFlightApplyInOrder(t *testing.T) {
 	const batches = 20
 	for i := 0; i < batches; i++ {
 		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
-			return s.set("v", []byte(fmt.Sprint(i)))
+			return s.set("v", bigValue(i))
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -280,7 +287,7 @@ func TestStoreFailedWriteStopsLaterWrites(t *testing.T) {
 	var err error
 	for i := 0; i < 3 && err == nil; i++ {
 		err = s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
-			return s.set("v", []byte(fmt.Sprint(i)))
+			return s.set("v", bigValue(i))
 		})
 	}
 	if err == nil {
@@ -296,5 +303,131 @@ func TestStoreFailedWriteStopsLaterWrites(t *testing.T) {
 	defer b.mu.Unlock()
 	if len(b.order) != 2 {
 		t.Fatalf("%d writes reached the backend, want 2 (none after the failed one)", len(b.order))
+	}
+}
+
+// lockedBackend is a mapBackend safe for the store's write and read goroutines, whose
+// writes take their time, so that reads run while writes are in flight.
+type lockedBackend struct {
+	mu sync.Mutex
+	mapBackend
+	delay time.Duration
+}
+
+func (b *lockedBackend) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mapBackend.Get(ctx, keys)
+}
+
+func (b *lockedBackend) Write(ctx context.Context, muts []sdk.Mutation) error {
+	time.Sleep(b.delay)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.mapBackend.Write(ctx, muts)
+}
+
+// countKeys runs batches of keys through s, counting each key's records in state "n",
+// prefetching each batch ahead of the one before it as a keyed subtask does, and returns
+// the counts expected.
+func countKeys(t *testing.T, s *Store, n *Value[int64], batches [][][]byte) map[string]int64 {
+	t.Helper()
+	want := map[string]int64{}
+	ctx := context.Background()
+	for i, keys := range batches {
+		if i+1 < len(batches) {
+			s.Prefetch(ctx, batches[i+1])
+		}
+		err := s.ProcessBatch(ctx, keys, func(j int) error {
+			c, _, err := n.Get(s)
+			if err != nil {
+				return err
+			}
+			want[string(keys[j])]++
+			return n.Update(s, c+1)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// TestStoreReadsNeverSeeWritesInFlight: reads go ahead of the writes in flight, so the
+// store must never read a key one of them touches, even when its small cache starts over
+// again and again while writes are slow. A stale read would lose counts.
+func TestStoreReadsNeverSeeWritesInFlight(t *testing.T) {
+	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}, delay: time.Millisecond}
+	n := NewValue("n", Int64)
+	s, _ := NewStore(b, 8, []Descriptor{n})
+	s.SetCacheEntries(4)
+	var batches [][][]byte
+	for i := 0; i < 300; i++ {
+		var keys [][]byte
+		for j := 0; j < 3; j++ {
+			keys = append(keys, []byte(fmt.Sprint("k", (i*7+j*3)%11)))
+		}
+		batches = append(batches, keys)
+	}
+	want := countKeys(t, s, n, batches)
+	for k, c := range want {
+		sk := stateKey(nil, KeyGroupFor([]byte(k), 8), "n", []byte(k))
+		got, err := Int64.Decode(b.m[string(sk)])
+		if err != nil || got != c {
+			t.Fatalf("key %s: count %d (%v), want %d", k, got, err, c)
+		}
+	}
+	if s.Stats().GetCalls == 0 {
+		t.Fatal("no reads: the test did not exercise reads next to writes in flight")
+	}
+}
+
+// TestStorePrefetchReadsEachKeyOnce: a prefetched batch's keys are read ahead, once, and a
+// key of an earlier batch is not read again for a later one.
+func TestStorePrefetchReadsEachKeyOnce(t *testing.T) {
+	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}}
+	n := NewValue("n", Int64)
+	s, _ := NewStore(b, 8, []Descriptor{n})
+	batches := [][][]byte{
+		{[]byte("a")},
+		{[]byte("a"), []byte("b")},
+		{[]byte("b"), []byte("c"), []byte("a")},
+	}
+	s.Prefetch(context.Background(), batches[0])
+	want := countKeys(t, s, n, batches)
+	if want["a"] != 3 || want["b"] != 2 || want["c"] != 1 {
+		t.Fatalf("counted %v", want)
+	}
+	st := s.Stats()
+	if st.KeysRead != 3 || st.GetCalls != 3 {
+		t.Fatalf("%d reads of %d keys, want 3 reads of 3 keys (each key once)", st.GetCalls, st.KeysRead)
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		sk := stateKey(nil, KeyGroupFor([]byte(k), 8), "n", []byte(k))
+		if got, _ := Int64.Decode(b.m[string(sk)]); got != want[k] {
+			t.Fatalf("key %s: backend holds %d, want %d", k, got, want[k])
+		}
+	}
+}
+
+// TestStoreGathersSmallWrites: small batches' changes travel together, WriteBytes at a
+// time, and Sync writes what is left.
+func TestStoreGathersSmallWrites(t *testing.T) {
+	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}}
+	n := NewValue("n", Int64)
+	s, _ := NewStore(b, 8, []Descriptor{n})
+	var batches [][][]byte
+	for i := 0; i < 100; i++ {
+		batches = append(batches, [][]byte{[]byte(fmt.Sprint("key", i))})
+	}
+	countKeys(t, s, n, batches)
+	if b.writes != 1 || s.Stats().WriteCalls != 1 {
+		t.Fatalf("%d writes (store counted %d) for 100 small batches, want 1", b.writes, s.Stats().WriteCalls)
+	}
+	if len(b.m) != 100 {
+		t.Fatalf("backend holds %d keys, want 100", len(b.m))
 	}
 }

@@ -165,7 +165,11 @@ type CreateKeyedBackendResponse struct {
 	BackendId uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
 	// pipeline says the plugin serves Pipeline (plugins of older SDKs do not: the host then
 	// uses Get and Write alone).
-	Pipeline      bool `protobuf:"varint,2,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	Pipeline bool `protobuf:"varint,2,opt,name=pipeline,proto3" json:"pipeline,omitempty"`
+	// reads_ahead says the plugin keeps the calls into the keyed backend one at a time
+	// itself, so the host may send a Get while Pipeline writes are in flight (for keys none of
+	// them touches); the Get goes before the writes still queued.
+	ReadsAhead    bool `protobuf:"varint,3,opt,name=reads_ahead,json=readsAhead,proto3" json:"reads_ahead,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -210,6 +214,13 @@ func (x *CreateKeyedBackendResponse) GetBackendId() uint64 {
 func (x *CreateKeyedBackendResponse) GetPipeline() bool {
 	if x != nil {
 		return x.Pipeline
+	}
+	return false
+}
+
+func (x *CreateKeyedBackendResponse) GetReadsAhead() bool {
+	if x != nil {
+		return x.ReadsAhead
 	}
 	return false
 }
@@ -2378,11 +2389,13 @@ const file_backend_proto_rawDesc = "" +
 	"\vparallelism\x18\x04 \x01(\x05R\vparallelism\x12'\n" +
 	"\x0fmax_parallelism\x18\x05 \x01(\x05R\x0emaxParallelism\x12:\n" +
 	"\n" +
-	"key_groups\x18\x06 \x01(\v2\x1b.flowstate.v1.KeyGroupRangeR\tkeyGroups\"W\n" +
+	"key_groups\x18\x06 \x01(\v2\x1b.flowstate.v1.KeyGroupRangeR\tkeyGroups\"x\n" +
 	"\x1aCreateKeyedBackendResponse\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\x12\x1a\n" +
-	"\bpipeline\x18\x02 \x01(\bR\bpipeline\"/\n" +
+	"\bpipeline\x18\x02 \x01(\bR\bpipeline\x12\x1f\n" +
+	"\vreads_ahead\x18\x03 \x01(\bR\n" +
+	"readsAhead\"/\n" +
 	"\x0eBackendRequest\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\"?\n" +
