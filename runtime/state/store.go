@@ -48,23 +48,23 @@ func (s *Stats) Add(o Stats) {
 // cache, and writes the changed entries back in one call. It is never one backend call per
 // record.
 //
-// The calls overlap the subtask's work. Writes complete in the background, several in
-// flight (see Sync). Reads can start before their batch is processed (Prefetch), and they
-// never wait for the writes in flight: every value those writes carry stays in the store's
-// cache until they are done, so a key the store has to read is one no write in flight
-// touches.
+// The calls overlap the subtask's work. Writes gather the changes of several batches and
+// complete in the background, several in flight (see Sync). Reads can start before their
+// batch is processed (Prefetch), and they never wait for the writes in flight: every value
+// those writes carry stays in the store's cache until they are done, so a key the store
+// has to read is one no write in flight touches.
 type Store struct {
 	backend  sdk.KeyedStateBackend
 	pipe     sdk.PipelinedWriter // the backend's, or localPipeline's for one in this process
 	maxP     int
 	names    []string
 	cache    map[string]*entry
-	warm     map[string][]byte // values known from earlier batches (nil: absent), see SetCacheEntries
-	warmMax  int
+	vc       valueCache          // values known from earlier batches, see SetCacheEntries
 	fetching map[string]fetchRef // keys whose read Prefetch started, until a batch takes them
 	reads    []*pendingRead      // reads started and not waited for yet, oldest first
 	order    []*entry            // dirty entries in first-write order
 	groups   []int               // the key group of each record of the batch
+	slab     []entry             // the batch's entries, see ProcessBatch
 	keyBuf   []byte              // scratch for state keys
 	curKey   []byte
 	curGroup int
@@ -72,13 +72,15 @@ type Store struct {
 	pending  []*pendingWrite // writes in flight, oldest first; see send
 	outbox   []sdk.Mutation  // changes gathered for the next write, see flush
 	outBytes int             // their keys' and values' bytes
+	outGen   int64           // the cache generation of the oldest of them
 	lastOut  int             // mutations in the last write
 	outCtx   context.Context // the context of the batch that gathered the newest
 	stats    Stats
 	scratch  []byte
 }
 
-// DefaultCacheEntries is how many state values a Store keeps between micro-batches.
+// DefaultCacheEntries is how many state values a Store keeps between micro-batches, in
+// each of the cache's two generations.
 const DefaultCacheEntries = 1 << 16
 
 type entry struct {
@@ -86,12 +88,13 @@ type entry struct {
 	value   []byte // nil when absent
 	dirty   bool
 	fetched bool
+	kept    bool // in the cache's young generation already
 }
 
 // NewStore returns a Store over backend for an operator declaring the given states.
 func NewStore(backend sdk.KeyedStateBackend, maxParallelism int, states []Descriptor) (*Store, error) {
-	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{}, warm: map[string][]byte{},
-		warmMax: DefaultCacheEntries, fetching: map[string]fetchRef{}}
+	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{},
+		vc: newValueCache(DefaultCacheEntries), fetching: map[string]fetchRef{}}
 	if pw, ok := backend.(sdk.PipelinedWriter); ok {
 		s.pipe = pw
 	} else {
@@ -130,23 +133,26 @@ func stateKey(dst []byte, group int, name string, key []byte) []byte {
 // in the order they were prefetched; a state key is read once, for the first of them.
 // Without a cache between batches (SetCacheEntries(0)) it does nothing.
 func (s *Store) Prefetch(ctx context.Context, keys [][]byte) {
-	if s.warmMax <= 0 {
+	if s.vc.max <= 0 {
 		return
 	}
 	var fetch [][]byte
+	var arena []byte // the keys to read, one allocation mostly
 	for _, k := range keys {
 		g := KeyGroupFor(k, s.maxP)
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], g, n, k)
 			s.keyBuf = sk
-			if _, ok := s.warm[string(sk)]; ok {
+			if _, _, ok := s.vc.get(sk); ok {
 				continue
 			}
 			if _, ok := s.fetching[string(sk)]; ok {
 				continue
 			}
-			s.fetching[string(sk)] = fetchRef{i: len(fetch)}
-			fetch = append(fetch, append([]byte(nil), sk...))
+			key := string(sk)
+			s.fetching[key] = fetchRef{key: key, i: len(fetch)}
+			arena = append(arena, sk...)
+			fetch = append(fetch, arena[len(arena)-len(sk):len(arena):len(arena)])
 		}
 	}
 	if len(fetch) == 0 {
@@ -156,7 +162,7 @@ func (s *Store) Prefetch(ctx context.Context, keys [][]byte) {
 	for _, sk := range fetch {
 		ref := s.fetching[string(sk)]
 		ref.r = r
-		s.fetching[string(sk)] = ref
+		s.fetching[ref.key] = ref
 	}
 }
 
@@ -178,8 +184,9 @@ func (s *Store) startRead(ctx context.Context, keys [][]byte) *pendingRead {
 
 // fetchRef is a key of a read Prefetch started: its value is r's i-th.
 type fetchRef struct {
-	r *pendingRead
-	i int
+	key string
+	r   *pendingRead
+	i   int
 }
 
 // pendingRead is a read in flight.
@@ -214,10 +221,21 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 	s.ctx = ctx
 	defer func() { s.ctx = nil }()
 	groups := s.groups[:0]
-	slab := make([]entry, 0, len(keys)*len(s.names)) // the batch's entries, one allocation
-	var fetch [][]byte                               // keys to read now
-	var fetchE []*entry                              // their entries
-	var pre []prefetched                             // keys Prefetch started reading
+	if len(s.cache) > 0 { // a batch before failed half way
+		clear(s.cache)
+		clear(s.order)
+		s.order = s.order[:0]
+	}
+	// The batch's entries: pointers to them live until the batch is flushed, and the slab
+	// never grows past its capacity meanwhile, so one slab serves every batch.
+	slab := s.slab[:0]
+	if n := len(keys) * len(s.names); cap(slab) < n {
+		slab = make([]entry, 0, n)
+	}
+	defer func() { s.slab = slab[:0] }()
+	var fetch [][]byte        // keys to read now
+	var fetchE []*entry       // their entries
+	var pre []prefetchedEntry // keys Prefetch started reading
 	for _, k := range keys {
 		g := KeyGroupFor(k, s.maxP)
 		groups = append(groups, g)
@@ -227,21 +245,27 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 			if _, ok := s.cache[string(sk)]; ok {
 				continue
 			}
-			slab = append(slab, entry{key: string(sk)})
+			v, young, cached := s.vc.get(sk)
+			ref, prefetched := s.fetching[string(sk)]
+			if prefetched {
+				delete(s.fetching, ref.key)
+				slab = append(slab, entry{key: ref.key})
+			} else {
+				slab = append(slab, entry{key: string(sk)})
+			}
 			e := &slab[len(slab)-1]
 			s.cache[e.key] = e
-			if v, ok := s.warm[e.key]; ok {
-				e.value, e.fetched = v, true
+			switch {
+			case cached:
+				e.value, e.fetched, e.kept = v, true, young
 				s.stats.CacheHits++
-				continue
+			case prefetched:
+				pre = append(pre, prefetchedEntry{e: e, ref: ref})
+			default:
+				fetch = append(fetch, sk[:len(sk):len(sk)])
+				s.keyBuf = nil // fetch keeps it
+				fetchE = append(fetchE, e)
 			}
-			if ref, ok := s.fetching[e.key]; ok {
-				delete(s.fetching, e.key)
-				pre = append(pre, prefetched{e: e, ref: ref})
-				continue
-			}
-			fetch = append(fetch, []byte(e.key))
-			fetchE = append(fetchE, e)
 		}
 	}
 	s.groups = groups
@@ -259,18 +283,20 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 	return s.flush(ctx)
 }
 
-// prefetched is a batch's entry whose value Prefetch started reading.
-type prefetched struct {
+// prefetchedEntry is a batch's entry whose value Prefetch started reading.
+type prefetchedEntry struct {
 	e   *entry
 	ref fetchRef
 }
 
 // fill sets the values of a batch's entries that were not cached: those of keys it reads
 // now and those Prefetch read; it keeps them for later batches.
-func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre []prefetched) error {
-	s.makeRoom(len(fetch) + len(pre))
+func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre []prefetchedEntry) error {
+	if err := s.makeRoom(len(fetch) + len(pre)); err != nil {
+		return err
+	}
 	if len(fetch) > 0 {
-		if s.warmMax <= 0 {
+		if s.vc.max <= 0 {
 			// Without the cache, a write in flight may touch any key: read after them.
 			if err := s.Sync(); err != nil {
 				return err
@@ -281,7 +307,7 @@ func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre [
 			return err
 		}
 		for i, e := range fetchE {
-			e.value, e.fetched = vals[i], true
+			e.value, e.fetched, e.kept = vals[i], true, true
 			s.remember(e.key, vals[i])
 			s.stats.BytesReceived += int64(len(vals[i]))
 		}
@@ -292,7 +318,7 @@ func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre [
 			return err
 		}
 		v := vals[p.ref.i]
-		p.e.value, p.e.fetched = v, true
+		p.e.value, p.e.fetched, p.e.kept = v, true, true
 		s.remember(p.e.key, v)
 		s.stats.BytesReceived += int64(len(v))
 	}
@@ -310,15 +336,26 @@ func (s *Store) flush(ctx context.Context) error {
 	if len(s.order) == 0 {
 		return nil
 	}
-	s.makeRoom(len(s.order))
+	n := 0 // keys the cache's young generation may not hold yet
+	for _, e := range s.order {
+		if !e.kept {
+			n++
+		}
+	}
+	if err := s.makeRoom(n); err != nil {
+		return err
+	}
+	if len(s.outbox) == 0 {
+		s.outGen = s.vc.gen
+	}
 	if s.outbox == nil {
 		s.outbox = make([]sdk.Mutation, 0, max(len(s.order), s.lastOut))
 	}
-	n := 0
+	size := 0
 	for _, e := range s.order {
-		n += len(e.key)
+		size += len(e.key)
 	}
-	keys := make([]byte, 0, n) // the mutations' keys, one allocation
+	keys := make([]byte, 0, size) // the mutations' keys, one allocation
 	for _, e := range s.order {
 		keys = append(keys, e.key...)
 		key := keys[len(keys)-len(e.key):]
@@ -357,7 +394,7 @@ func (s *Store) send() error {
 	s.stats.BytesSent += int64(s.outBytes)
 	s.outBytes = 0
 	wait := s.pipe.StartWrite(s.outCtx, muts)
-	s.pending = append(s.pending, &pendingWrite{muts: muts, wait: func() error {
+	s.pending = append(s.pending, &pendingWrite{gen: s.outGen, wait: func() error {
 		if err := wait(); err != nil {
 			return fmt.Errorf("write state of %d keys: %w", len(muts), err)
 		}
@@ -376,9 +413,9 @@ const WriteBytes = 64 << 10
 // core and the round trip, not work; several in flight keep the subtask busy meanwhile.
 const MaxWritesInFlight = 8
 
-// pendingWrite is a micro-batch write in flight.
+// pendingWrite is a write in flight.
 type pendingWrite struct {
-	muts []sdk.Mutation // what it writes; the cache keeps these values until it is done
+	gen  int64 // the cache generation of its oldest change, which the cache keeps until it is done
 	wait func() error
 }
 
@@ -389,7 +426,7 @@ func (s *Store) waitOldest() error {
 	s.pending = s.pending[1:]
 	err := w.wait()
 	if err != nil {
-		clear(s.warm) // the write may have applied in part
+		s.vc.reset() // the write may have applied in part
 	}
 	return err
 }
@@ -423,48 +460,35 @@ func (s *Store) Close() error {
 // for later batches. The keyed backend of a subtask is written by that subtask alone, so a
 // remembered value stays current until the store writes the key again. Call makeRoom
 // first.
-func (s *Store) remember(key string, value []byte) {
-	if s.warmMax > 0 {
-		s.warm[key] = value
-	}
-}
+func (s *Store) remember(key string, value []byte) { s.vc.put(key, value) }
 
-// makeRoom makes room in the cache for n more values. The cache is bounded: when full it
-// starts over.
-func (s *Store) makeRoom(n int) {
-	if s.warmMax > 0 && len(s.warm)+n > s.warmMax {
-		s.resetCache()
+// makeRoom makes room in the cache for n more values: when its young generation is full
+// it starts a new one, and the values of the one before the last leave the cache. The
+// writes that carry those must be done first, since a key the store reads must never be
+// one a write in flight touches; they are, nearly always, long since.
+func (s *Store) makeRoom(n int) error {
+	if !s.vc.full(n) {
+		return nil
 	}
-}
-
-// resetCache empties the cache but for the values of the writes in flight: a key the
-// store reads must never be one a write in flight touches.
-func (s *Store) resetCache() {
-	clear(s.warm)
-	if s.warmMax <= 0 {
-		return
-	}
-	for _, w := range s.pending {
-		s.keep(w.muts)
-	}
-	s.keep(s.outbox)
-}
-
-// keep puts the values of muts in the cache.
-func (s *Store) keep(muts []sdk.Mutation) {
-	for _, m := range muts {
-		if m.Delete {
-			s.warm[string(m.Key)] = nil
-		} else {
-			s.warm[string(m.Key)] = m.Value
+	if len(s.outbox) > 0 && s.outGen < s.vc.gen {
+		if err := s.send(); err != nil {
+			return err
 		}
 	}
+	for len(s.pending) > 0 && s.pending[0].gen < s.vc.gen {
+		if err := s.waitOldest(); err != nil {
+			return err
+		}
+	}
+	s.vc.rotate()
+	return nil
 }
 
-// SetCacheEntries bounds the values kept between micro-batches (0: none).
+// SetCacheEntries bounds the values kept between micro-batches, per generation of the
+// cache (0: none). Call it before the first batch.
 func (s *Store) SetCacheEntries(n int) {
-	s.warmMax = n
-	s.resetCache()
+	s.vc.max = n
+	s.vc.reset()
 }
 
 // CurrentKey returns the key of the record being processed.

@@ -184,22 +184,25 @@ func TestStoreCacheServesLaterBatchesAndStaysBounded(t *testing.T) {
 	if b.gets != 1 || s.Stats().CacheHits != 2 {
 		t.Fatalf("%d gets, %d cache hits; want 1 and 2", b.gets, s.Stats().CacheHits)
 	}
-	incr("c", "d") // over 3 entries: the cache starts over
-	incr("a")      // not cached any more: read, and the backend has the right value
-	s.Sync()
-	if b.gets != 3 {
-		t.Fatalf("%d gets, want 3", b.gets)
-	}
+	incr("c", "d") // over 3 entries: a new generation; a and b are in the old one
+	incr("a")      // still cached, and back in the young generation
+	incr("e", "f") // a new generation again: b, untouched, leaves the cache; a stays
+	incr("b")      // not cached any more: read, and the backend has the right value
 	incr("a")
-	s.ProcessBatch(context.Background(), [][]byte{[]byte("a")}, func(int) error {
-		n, _, _ := count.Get(s)
-		if n != 4 {
-			t.Fatalf("count of a = %d, want 4", n)
-		}
-		return nil
-	})
-	if len(s.warm) > 3 {
-		t.Fatalf("cache holds %d entries, bound is 3", len(s.warm))
+	s.Sync()
+	if b.gets != 4 || s.Stats().CacheHits != 4 {
+		t.Fatalf("%d gets, %d cache hits; want 4 and 4", b.gets, s.Stats().CacheHits)
+	}
+	for k, want := range map[string]int64{"a": 4, "b": 3} {
+		s.ProcessBatch(context.Background(), [][]byte{[]byte(k)}, func(int) error {
+			if n, _, _ := count.Get(s); n != want {
+				t.Fatalf("count of %s = %d, want %d", k, n, want)
+			}
+			return nil
+		})
+	}
+	if len(s.vc.young) > 3 || len(s.vc.old) > 3 {
+		t.Fatalf("cache generations hold %d and %d entries, bound is 3", len(s.vc.young), len(s.vc.old))
 	}
 }
 
