@@ -29,7 +29,7 @@ type settings struct {
 // machine.
 func fullSettings() settings {
 	return settings{
-		Rounds: 3, Budget: 9 * time.Minute,
+		Rounds: 5, Budget: 9 * time.Minute,
 		AggKeys: 100_000, AggRecords: 2_000_000,
 		StateBytes: 1 << 30, StateValue: 1000,
 		PauseBytes: 1 << 30, PauseSeconds: 20, PauseRate: 40_000,
