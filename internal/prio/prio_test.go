@@ -19,39 +19,47 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 func TestUrgentGoesBeforeQueuedLocks(t *testing.T) {
-	var m Mutex
-	var order []string
-	var orderMu sync.Mutex
-	record := func(s string) {
-		orderMu.Lock()
-		order = append(order, s)
-		orderMu.Unlock()
-	}
-	m.Lock() // the running write
-	var wg sync.WaitGroup
-	queued := make(chan struct{})
-	wg.Add(1)
-	go func() { // a queued write
-		defer wg.Done()
-		close(queued)
-		m.Lock()
-		record("write")
+	// Both orders of arrival: the outcome must not depend on which waiter came first.
+	for _, readerFirst := range []bool{true, false} {
+		var m Mutex
+		var order []string
+		var orderMu sync.Mutex
+		record := func(s string) {
+			orderMu.Lock()
+			order = append(order, s)
+			orderMu.Unlock()
+		}
+		m.Lock() // the running write
+		var wg sync.WaitGroup
+		write := func() {
+			wg.Add(1)
+			go func() { // a queued write
+				defer wg.Done()
+				m.Lock()
+				record("write")
+				m.Unlock()
+			}()
+			time.Sleep(10 * time.Millisecond) // let it reach the wait
+		}
+		if !readerFirst {
+			write()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			m.LockUrgent()
+			record("read")
+			m.Unlock()
+		}()
+		waitFor(t, "the urgent waiter", func() bool { return m.UrgentWaiting() == 1 })
+		if readerFirst {
+			write()
+		}
 		m.Unlock()
-	}()
-	<-queued
-	time.Sleep(10 * time.Millisecond) // let it reach the wait; the outcome must not depend on it
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		m.LockUrgent()
-		record("read")
-		m.Unlock()
-	}()
-	waitFor(t, "the urgent waiter", func() bool { return m.UrgentWaiting() == 1 })
-	m.Unlock()
-	wg.Wait()
-	if len(order) != 2 || order[0] != "read" {
-		t.Fatalf("order %v, want the read first", order)
+		wg.Wait()
+		if len(order) != 2 || order[0] != "read" {
+			t.Fatalf("reader first %v: order %v, want the read first", readerFirst, order)
+		}
 	}
 }
 
