@@ -11,6 +11,7 @@ import (
 type message struct {
 	recs    []any
 	keys    [][]byte
+	groups  []int // the key group of each key, computed for routing
 	barrier *barrier
 	end     bool
 }
@@ -46,6 +47,7 @@ func (o *output) emit(ctx context.Context, rec any) {
 	b := &o.bufs[t]
 	b.recs = append(b.recs, rec)
 	b.keys = append(b.keys, key)
+	b.groups = append(b.groups, g)
 	if len(b.recs) >= o.batch {
 		o.err = o.send(ctx, t)
 	}
@@ -56,7 +58,8 @@ func (o *output) send(ctx context.Context, t int) error {
 	if len(m.recs) == 0 {
 		return nil
 	}
-	o.bufs[t] = message{recs: make([]any, 0, len(m.recs)), keys: make([][]byte, 0, len(m.keys))}
+	n := len(m.recs)
+	o.bufs[t] = message{recs: make([]any, 0, n), keys: make([][]byte, 0, n), groups: make([]int, 0, n)}
 	select {
 	case o.chans[t] <- m:
 		return nil

@@ -161,7 +161,7 @@ func (t *stageTask) run(ctx context.Context) error {
 			t.begun = true
 			t.a.started()
 		}
-		err := t.store.ProcessBatch(ctx, m.keys, func(i int) error {
+		err := t.store.ProcessBatch(ctx, m.keys, m.groups, func(i int) error {
 			if err := t.st.fn(kc, m.recs[i], emit); err != nil {
 				return err
 			}
@@ -222,7 +222,7 @@ func (t *stageTask) run(ctx context.Context) error {
 		case m.end:
 			ended[in] = true
 		default:
-			t.store.Prefetch(ctx, m.keys)
+			t.store.Prefetch(ctx, m.keys, m.groups)
 			ahead = append(ahead, m)
 			if len(ahead) > lookahead {
 				if err := process(); err != nil {

@@ -19,7 +19,7 @@ func TestStoreCountsBoundaryBytes(t *testing.T) {
 	const keyLen = 2 + 1 + 3 + 2
 	run := func() {
 		t.Helper()
-		err := s.ProcessBatch(context.Background(), keys, func(i int) error {
+		err := s.ProcessBatch(context.Background(), keys, nil, func(i int) error {
 			n, _, err := sum.Get(s)
 			if err != nil {
 				return err

@@ -63,7 +63,7 @@ type Store struct {
 	fetching map[string]fetchRef // keys whose read Prefetch started, until a batch takes them
 	reads    []*pendingRead      // reads started and not waited for yet, oldest first
 	order    []*entry            // dirty entries in first-write order
-	groups   []int               // the key group of each record of the batch
+	groups   []int               // scratch for key groups, see keyGroups
 	slab     []entry             // the batch's entries, see ProcessBatch
 	keyBuf   []byte              // scratch for state keys
 	curKey   []byte
@@ -84,11 +84,10 @@ type Store struct {
 const DefaultCacheEntries = 1 << 16
 
 type entry struct {
-	key     string // the state key
-	value   []byte // nil when absent
-	dirty   bool
-	fetched bool
-	kept    bool // in the cache's young generation already
+	key   string // the state key
+	value []byte // nil when absent
+	dirty bool
+	kept  bool // in the cache's young generation already
 }
 
 // NewStore returns a Store over backend for an operator declaring the given states.
@@ -131,15 +130,17 @@ func stateKey(dst []byte, group int, name string, key []byte) []byte {
 // Prefetch starts reading the state of a batch that ProcessBatch will be given later, so
 // that the read overlaps the work on the batches before it. Batches must then be processed
 // in the order they were prefetched; a state key is read once, for the first of them.
-// Without a cache between batches (SetCacheEntries(0)) it does nothing.
-func (s *Store) Prefetch(ctx context.Context, keys [][]byte) {
+// Without a cache between batches (SetCacheEntries(0)) it does nothing. groups are the
+// keys' key groups, as ProcessBatch takes them.
+func (s *Store) Prefetch(ctx context.Context, keys [][]byte, groups []int) {
 	if s.vc.max <= 0 {
 		return
 	}
+	groups = s.keyGroups(keys, groups)
 	var fetch [][]byte
 	var arena []byte // the keys to read, one allocation mostly
-	for _, k := range keys {
-		g := KeyGroupFor(k, s.maxP)
+	for i, k := range keys {
+		g := groups[i]
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], g, n, k)
 			s.keyBuf = sk
@@ -164,6 +165,19 @@ func (s *Store) Prefetch(ctx context.Context, keys [][]byte) {
 		ref.r = r
 		s.fetching[ref.key] = ref
 	}
+}
+
+// keyGroups returns groups, or the key groups of keys when groups is nil.
+func (s *Store) keyGroups(keys [][]byte, groups []int) []int {
+	if groups != nil {
+		return groups
+	}
+	groups = s.groups[:0]
+	for _, k := range keys {
+		groups = append(groups, KeyGroupFor(k, s.maxP))
+	}
+	s.groups = groups
+	return groups
 }
 
 // startRead starts reading keys, none of which a write in flight touches.
@@ -216,11 +230,13 @@ func (r *pendingRead) result() ([][]byte, error) {
 // ProcessBatch runs fn(i) for each record key keys[i], in order, with the state of
 // keys[i] current. All declared states of the batch's distinct keys that are neither
 // cached nor prefetched are read in one call before, and the changed ones written in one
-// call after; that write completes in the background (see Sync).
-func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) error) error {
+// call after; that write completes in the background (see Sync). groups[i] is the key group
+// of keys[i] (KeyGroupFor), which routing the records computed already; nil: the store
+// computes them.
+func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, fn func(i int) error) error {
 	s.ctx = ctx
 	defer func() { s.ctx = nil }()
-	groups := s.groups[:0]
+	groups = s.keyGroups(keys, groups)
 	if len(s.cache) > 0 { // a batch before failed half way
 		clear(s.cache)
 		clear(s.order)
@@ -236,11 +252,9 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 	var fetch [][]byte        // keys to read now
 	var fetchE []*entry       // their entries
 	var pre []prefetchedEntry // keys Prefetch started reading
-	for _, k := range keys {
-		g := KeyGroupFor(k, s.maxP)
-		groups = append(groups, g)
+	for i, k := range keys {
 		for _, n := range s.names {
-			sk := stateKey(s.keyBuf[:0], g, n, k)
+			sk := stateKey(s.keyBuf[:0], groups[i], n, k)
 			s.keyBuf = sk
 			if _, ok := s.cache[string(sk)]; ok {
 				continue
@@ -257,7 +271,7 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 			s.cache[e.key] = e
 			switch {
 			case cached:
-				e.value, e.fetched, e.kept = v, true, young
+				e.value, e.kept = v, young
 				s.stats.CacheHits++
 			case prefetched:
 				pre = append(pre, prefetchedEntry{e: e, ref: ref})
@@ -268,7 +282,6 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, fn func(i int) 
 			}
 		}
 	}
-	s.groups = groups
 	if err := s.fill(ctx, fetch, fetchE, pre); err != nil {
 		return err
 	}
@@ -307,9 +320,7 @@ func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre [
 			return err
 		}
 		for i, e := range fetchE {
-			e.value, e.fetched, e.kept = vals[i], true, true
-			s.remember(e.key, vals[i])
-			s.stats.BytesReceived += int64(len(vals[i]))
+			s.read(e, vals[i])
 		}
 	}
 	for _, p := range pre {
@@ -317,12 +328,16 @@ func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre [
 		if err != nil {
 			return err
 		}
-		v := vals[p.ref.i]
-		p.e.value, p.e.fetched, p.e.kept = v, true, true
-		s.remember(p.e.key, v)
-		s.stats.BytesReceived += int64(len(v))
+		s.read(p.e, vals[p.ref.i])
 	}
 	return nil
+}
+
+// read sets entry e to the value v the backend returned, and keeps it for later batches.
+func (s *Store) read(e *entry, v []byte) {
+	e.value, e.kept = v, true
+	s.remember(e.key, v)
+	s.stats.BytesReceived += int64(len(v))
 }
 
 // flush gathers the batch's changed entries into the next write, and starts that write
@@ -500,27 +515,21 @@ func (s *Store) get(name string) ([]byte, error) {
 		return nil, fmt.Errorf("state %q accessed outside of keyed processing", name)
 	}
 	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
-	if e, ok := s.cache[string(s.scratch)]; ok && e.fetched {
+	if e, ok := s.cache[string(s.scratch)]; ok {
 		return e.value, nil
 	}
-	// A state the operator did not declare: read it on its own (slow path).
+	// A state the operator did not declare: read it on its own (slow path), once the
+	// writes in flight are done, since any of them may touch it.
 	if err := s.Sync(); err != nil {
 		return nil, err
 	}
-	vals, err := s.backend.Get(s.ctx, [][]byte{append([]byte(nil), s.scratch...)})
+	e := &entry{key: string(s.scratch)}
+	vals, err := s.startRead(s.ctx, [][]byte{[]byte(e.key)}).result()
 	if err != nil {
-		return nil, fmt.Errorf("read state %q: %w", name, err)
+		return nil, fmt.Errorf("state %q: %w", name, err)
 	}
-	s.stats.GetCalls++
-	s.stats.KeysRead++
-	s.stats.BytesSent += int64(len(s.scratch))
-	s.stats.BytesReceived += int64(len(vals[0]))
-	e := s.cache[string(s.scratch)]
-	if e == nil {
-		e = &entry{key: string(s.scratch)}
-		s.cache[e.key] = e
-	}
-	e.value, e.fetched = vals[0], true
+	s.cache[e.key] = e
+	e.value = vals[0]
 	return e.value, nil
 }
 
@@ -532,7 +541,7 @@ func (s *Store) set(name string, v []byte) error {
 	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
 	e, ok := s.cache[string(s.scratch)]
 	if !ok {
-		e = &entry{key: string(s.scratch), fetched: true}
+		e = &entry{key: string(s.scratch)}
 		s.cache[e.key] = e
 	}
 	if !e.dirty {

@@ -52,7 +52,7 @@ func TestStoreBatchesAndKeepsSameKeyOrder(t *testing.T) {
 	keys := [][]byte{[]byte("a"), []byte("b"), []byte("a"), []byte("a"), []byte("c")}
 	var got []string
 	for round := 0; round < 2; round++ {
-		err := s.ProcessBatch(context.Background(), keys, func(i int) error {
+		err := s.ProcessBatch(context.Background(), keys, nil, func(i int) error {
 			n, _, err := count.Get(s)
 			if err != nil {
 				return err
@@ -81,7 +81,7 @@ func TestStoreBatchesAndKeepsSameKeyOrder(t *testing.T) {
 		t.Fatalf("stats %+v", st)
 	}
 	// The list kept per-key order across batches.
-	s.ProcessBatch(context.Background(), [][]byte{[]byte("a")}, func(int) error {
+	s.ProcessBatch(context.Background(), [][]byte{[]byte("a")}, nil, func(int) error {
 		l, err := seen.Get(s)
 		if fmt.Sprint(l) != "[0 2 3 0 2 3]" {
 			t.Fatalf("list of a = %v (%v)", l, err)
@@ -95,8 +95,8 @@ func TestStoreEmptyValueIsNotAbsent(t *testing.T) {
 	v := NewValue("v", String)
 	s, _ := NewStore(b, 8, []Descriptor{v})
 	k := [][]byte{[]byte("k")}
-	s.ProcessBatch(context.Background(), k, func(int) error { return v.Update(s, "") })
-	s.ProcessBatch(context.Background(), k, func(int) error {
+	s.ProcessBatch(context.Background(), k, nil, func(int) error { return v.Update(s, "") })
+	s.ProcessBatch(context.Background(), k, nil, func(int) error {
 		x, ok, err := v.Get(s)
 		if !ok || x != "" || err != nil {
 			t.Fatalf("empty string state read back as (%q, %v, %v)", x, ok, err)
@@ -115,7 +115,7 @@ func TestMapAndReducingState(t *testing.T) {
 	r := NewReducing("r", Int64, func(a, b int64) int64 { return max(a, b) })
 	s, _ := NewStore(b, 8, []Descriptor{m, r})
 	k := [][]byte{[]byte("k")}
-	s.ProcessBatch(context.Background(), k, func(int) error {
+	s.ProcessBatch(context.Background(), k, nil, func(int) error {
 		m.Put(s, "x", 1)
 		m.Put(s, "y", 2)
 		m.Remove(s, "x")
@@ -123,7 +123,7 @@ func TestMapAndReducingState(t *testing.T) {
 		r.Add(s, 3)
 		return nil
 	})
-	s.ProcessBatch(context.Background(), k, func(int) error {
+	s.ProcessBatch(context.Background(), k, nil, func(int) error {
 		all, _ := m.Entries(s)
 		top, _, _ := r.Get(s)
 		if fmt.Sprint(all) != "map[y:2]" || top != 5 {
@@ -141,7 +141,7 @@ func TestStoreWriteCompletesBeforeTheNextRead(t *testing.T) {
 	s, _ := NewStore(b, 8, []Descriptor{v})
 	s.SetCacheEntries(0)
 	for i := int64(1); i <= 50; i++ {
-		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
+		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, nil, func(int) error {
 			n, _, err := v.Get(s)
 			if err == nil && n != i-1 {
 				t.Fatalf("batch %d read %d: the previous write was not applied first", i, n)
@@ -168,7 +168,7 @@ func TestStoreCacheServesLaterBatchesAndStaysBounded(t *testing.T) {
 		for _, k := range keys {
 			ks = append(ks, []byte(k))
 		}
-		if err := s.ProcessBatch(context.Background(), ks, func(int) error {
+		if err := s.ProcessBatch(context.Background(), ks, nil, func(int) error {
 			n, _, err := count.Get(s)
 			if err != nil {
 				return err
@@ -194,7 +194,7 @@ func TestStoreCacheServesLaterBatchesAndStaysBounded(t *testing.T) {
 		t.Fatalf("%d gets, %d cache hits; want 4 and 4", b.gets, s.Stats().CacheHits)
 	}
 	for k, want := range map[string]int64{"a": 4, "b": 3} {
-		s.ProcessBatch(context.Background(), [][]byte{[]byte(k)}, func(int) error {
+		s.ProcessBatch(context.Background(), [][]byte{[]byte(k)}, nil, func(int) error {
 			if n, _, _ := count.Get(s); n != want {
 				t.Fatalf("count of %s = %d, want %d", k, n, want)
 			}
@@ -253,7 +253,7 @@ func TestStoreWritesInFlightApplyInOrder(t *testing.T) {
 	s.SetCacheEntries(1 << 10) // every batch after the first is served from the cache
 	const batches = 20
 	for i := 0; i < batches; i++ {
-		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
+		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, nil, func(int) error {
 			return s.set("v", bigValue(i))
 		})
 		if err != nil {
@@ -289,7 +289,7 @@ func TestStoreFailedWriteStopsLaterWrites(t *testing.T) {
 	s.SetCacheEntries(1 << 10)
 	var err error
 	for i := 0; i < 3 && err == nil; i++ {
-		err = s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, func(int) error {
+		err = s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, nil, func(int) error {
 			return s.set("v", bigValue(i))
 		})
 	}
@@ -339,9 +339,9 @@ func countKeys(t *testing.T, s *Store, n *Value[int64], batches [][][]byte) map[
 	ctx := context.Background()
 	for i, keys := range batches {
 		if i+1 < len(batches) {
-			s.Prefetch(ctx, batches[i+1])
+			s.Prefetch(ctx, batches[i+1], nil)
 		}
-		err := s.ProcessBatch(ctx, keys, func(j int) error {
+		err := s.ProcessBatch(ctx, keys, nil, func(j int) error {
 			c, _, err := n.Get(s)
 			if err != nil {
 				return err
@@ -399,7 +399,7 @@ func TestStorePrefetchReadsEachKeyOnce(t *testing.T) {
 		{[]byte("a"), []byte("b")},
 		{[]byte("b"), []byte("c"), []byte("a")},
 	}
-	s.Prefetch(context.Background(), batches[0])
+	s.Prefetch(context.Background(), batches[0], nil)
 	want := countKeys(t, s, n, batches)
 	if want["a"] != 3 || want["b"] != 2 || want["c"] != 1 {
 		t.Fatalf("counted %v", want)
@@ -432,5 +432,36 @@ func TestStoreGathersSmallWrites(t *testing.T) {
 	}
 	if len(b.m) != 100 {
 		t.Fatalf("backend holds %d keys, want 100", len(b.m))
+	}
+}
+
+// TestStoreUndeclaredStateReadsAfterWrites: a state the operator did not declare is read on
+// its own, after the writes in flight, so it sees the value the batch before wrote.
+func TestStoreUndeclaredStateReadsAfterWrites(t *testing.T) {
+	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}, delay: time.Millisecond}
+	declared := NewValue("declared", Int64)
+	other := NewValue("other", Int64)
+	s, _ := NewStore(b, 8, []Descriptor{declared})
+	for i := 0; i < 5; i++ {
+		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, nil, func(int) error {
+			n, _, err := other.Get(s)
+			if err != nil {
+				return err
+			}
+			return other.Update(s, n+1)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	sk := stateKey(nil, KeyGroupFor([]byte("k"), 8), "other", []byte("k"))
+	if got, _ := Int64.Decode(b.m[string(sk)]); got != 5 {
+		t.Fatalf("undeclared state counted %d, want 5", got)
+	}
+	if st := s.Stats(); st.GetCalls < 5 {
+		t.Fatalf("%d reads, want one per batch for the undeclared state", st.GetCalls)
 	}
 }
