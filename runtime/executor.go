@@ -36,6 +36,9 @@ type Executor struct {
 	OnCheckpoint func(c *checkpoint.Completed)
 	// Stats, if set, accumulates the state access counts of every attempt.
 	Stats *dataflow.RunStats
+	// AllowNonRestoredState lets a restore drop the state of operators the job no longer
+	// has (Flink's --allowNonRestoredState); without it such a restore is refused.
+	AllowNonRestoredState bool
 }
 
 // plugins are the instances a run uses; backend and storage may be the same instance.
@@ -44,76 +47,100 @@ type plugins struct {
 }
 
 // Run executes job. from is "" for a fresh start, FromLatest, or a checkpoint or savepoint
-// pointer the storage resolves.
+// pointer the storage resolves. Mistakes that restarting cannot fix (a missing input, an
+// unwritable output, an incompatible checkpoint) fail at once; other failures go through
+// the restart strategy, each attempt restoring what recovery decides.
 func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) error {
 	if x.Logger == nil {
 		x.Logger = hclog.NewNullLogger()
 	}
 	log := x.Logger
 	cfg := x.Config
+	if err := job.Validate(); err != nil {
+		return fmt.Errorf("job %q: %w", job.Name, err)
+	}
+	if err := job.Preflight(ctx); err != nil {
+		return err
+	}
 	pl, err := x.open(ctx)
 	if err != nil {
 		return err
 	}
-	storage, _ := pl.storage.CheckpointStorage()
 	access, err := x.access(ctx, pl.storage, job.Name)
 	if err != nil {
 		return err
 	}
-	store := checkpoint.NewStore(access, cfg.Checkpointing.NumRetained)
-	restore, floor, err := x.restorePoint(ctx, storage, store, job.Name, from)
+	rec := &recovery{
+		x: x, pl: pl, job: job, shape: job.Shape(), log: log,
+		store:            checkpoint.NewStore(access, cfg.Checkpointing.NumRetained),
+		allowNonRestored: x.AllowNonRestoredState,
+	}
+	restore, err := rec.start(ctx, from)
 	if err != nil {
 		return err
 	}
-	if n, err := cleanSharedLeftovers(ctx, store.Access(), restore); err != nil {
-		log.Warn("cleaning up the shared state of checkpoints that never completed", "error", err)
-	} else if n > 0 {
-		log.Info("deleted the shared state of checkpoints that never completed", "streams", n)
-	}
 	failures := 0
 	for {
-		backend, _ := pl.backend.StateBackend()
-		stats := &dataflow.RunStats{}
-		attemptCtx, cancel := context.WithCancelCause(ctx)
-		stopWatch := watchPlugins(attemptCtx, cancel, pl)
-		err := dataflow.Run(attemptCtx, job, dataflow.Env{
-			Backend: backend, BackendName: cfg.StateBackend, Checkpoints: store, Restore: restore,
-			Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
-			TolerableFailures: cfg.Checkpointing.TolerableFailed, Savepoints: x.Savepoints,
-			Logger: log, OnCheckpoint: x.OnCheckpoint, Stats: stats,
-			CancellationTimeout:   cfg.Restart.CancellationTimeout,
-			OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
-		})
-		stopWatch()
-		discardDeferred(ctx, store, log)
-		if cause := context.Cause(attemptCtx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
-			err = cause
-		}
-		cancel(nil)
-		x.addStats(stats)
+		stats, err := x.attempt(ctx, job, pl, rec.store, restore)
 		if err == nil || dataflow.IsStopped(err) {
 			return nil
 		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if stats.Checkpoints > 0 {
-			failures = 0
-		}
-		failures++
-		if cfg.Restart.Type == "none" || failures > cfg.Restart.Attempts {
-			return fmt.Errorf("job %q failed %d times in a row (restart-strategy.fixed-delay.attempts is %d): %w", job.Name, failures, cfg.Restart.Attempts, err)
-		}
-		log.Warn("job failed; recovering", "error", err, "failure", failures, "of", cfg.Restart.Attempts)
-		select {
-		case <-time.After(cfg.Restart.Delay):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		if restore, err = x.recover(ctx, pl, store, job.Name, floor); err != nil {
-			return err
+		for {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if permanent(err) {
+				return fmt.Errorf("job %q: %w", job.Name, err)
+			}
+			if stats != nil && stats.Checkpoints > 0 {
+				failures = 0
+			}
+			failures++
+			if cfg.Restart.Type == "none" || failures > cfg.Restart.Attempts {
+				return fmt.Errorf("job %q failed %d times in a row (restart-strategy.fixed-delay.attempts is %d): %w", job.Name, failures, cfg.Restart.Attempts, err)
+			}
+			log.Warn("job failed; recovering", "error", err, "failure", failures, "of", cfg.Restart.Attempts)
+			select {
+			case <-time.After(cfg.Restart.Delay):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if restore, err = rec.afterFailure(ctx); err == nil {
+				break
+			}
+			stats = nil
 		}
 	}
+}
+
+// permanent reports whether err is one that restarting cannot fix.
+func permanent(err error) bool {
+	return dataflow.IsPermanent(err) || errors.Is(err, checkpoint.ErrIncompatible)
+}
+
+// attempt runs one attempt of job from restore (nil: fresh) and returns its stats.
+func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, store *checkpoint.Store, restore *checkpoint.Metadata) (*dataflow.RunStats, error) {
+	cfg := x.Config
+	backend, _ := pl.backend.StateBackend()
+	stats := &dataflow.RunStats{}
+	attemptCtx, cancel := context.WithCancelCause(ctx)
+	stopWatch := watchPlugins(attemptCtx, cancel, pl)
+	err := dataflow.Run(attemptCtx, job, dataflow.Env{
+		Backend: backend, BackendName: cfg.StateBackend, Checkpoints: store, Restore: restore,
+		Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
+		TolerableFailures: cfg.Checkpointing.TolerableFailed, Savepoints: x.Savepoints,
+		Logger: x.Logger, OnCheckpoint: x.OnCheckpoint, Stats: stats,
+		CancellationTimeout:   cfg.Restart.CancellationTimeout,
+		OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
+	})
+	stopWatch()
+	discardDeferred(ctx, store, x.Logger)
+	if cause := context.Cause(attemptCtx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
+		err = cause
+	}
+	cancel(nil)
+	x.addStats(stats)
+	return stats, err
 }
 
 // killStuck kills the plugin process that keeps a cancelled attempt from ending: the state
@@ -228,146 +255,4 @@ func (x *Executor) access(ctx context.Context, in *pluginhost.Instance, jobID st
 		return nil, fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
 	}
 	return access, nil
-}
-
-// restorePoint finds the checkpoint a run starts from and registers it in store. floor is
-// the newest checkpoint id in the storage before the run (see disposeUnconfirmed).
-func (x *Executor) restorePoint(ctx context.Context, storage sdk.CheckpointStorage, store *checkpoint.Store, jobID, from string) (restore *checkpoint.Metadata, floor int64, err error) {
-	access := store.Access()
-	existing, err := access.ListCompletedCheckpoints(ctx)
-	if err != nil {
-		return nil, floor, fmt.Errorf("list checkpoints of job %q: %w", jobID, err)
-	}
-	for _, c := range existing {
-		store.ObserveID(c.CheckpointID)
-		floor = max(floor, c.CheckpointID)
-	}
-	switch from {
-	case "":
-		return nil, floor, nil
-	case FromLatest:
-		c, err := LatestCheckpoint(ctx, access, existing, x.Logger)
-		if err != nil {
-			return nil, floor, fmt.Errorf("--from latest: job %q: %w", jobID, err)
-		}
-		x.Logger.Info("restoring from the latest checkpoint", "id", c.Metadata.CheckpointID, "pointer", c.Location.ExternalPointer)
-		store.ObserveID(c.Metadata.CheckpointID)
-		return c.Metadata, floor, store.AddAll(ctx, append(earlierCheckpoints(ctx, access, existing, c, x.Logger), c))
-	default:
-		loc, err := storage.ResolveCheckpoint(ctx, from)
-		if err != nil {
-			return nil, floor, fmt.Errorf("--from %s: %w", from, err)
-		}
-		m, err := checkpoint.Load(ctx, access, loc)
-		if err != nil {
-			return nil, floor, fmt.Errorf("--from %s: %w", from, err)
-		}
-		x.Logger.Info("restoring", "pointer", loc.ExternalPointer, "id", m.CheckpointID, "savepoint", m.Savepoint)
-		store.ObserveID(m.CheckpointID)
-		return m, floor, store.Add(ctx, &checkpoint.Completed{Location: loc, Metadata: m, Owned: false})
-	}
-}
-
-// LatestCheckpoint returns the newest of the completed checkpoints whose metadata and
-// state streams read back intact (sizes and CRC-32C checked), warning about each damaged
-// one it skips. It reads the candidate's state once; a restore reads it again.
-func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, log hclog.Logger) (*checkpoint.Completed, error) {
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
-	var skipped []string
-	for i := len(list) - 1; i >= 0; i-- {
-		m, err := checkpoint.Load(ctx, access, list[i])
-		if err == nil {
-			err = checkpoint.Verify(ctx, access, m)
-			if err != nil && !errors.Is(err, sdk.ErrCorrupt) && !errors.Is(err, sdk.ErrNotFound) {
-				return nil, fmt.Errorf("verify checkpoint %s: %w", list[i].ExternalPointer, err)
-			}
-		}
-		if err != nil {
-			log.Warn("skipping a damaged checkpoint; trying the previous one", "pointer", list[i].ExternalPointer, "error", err)
-			skipped = append(skipped, list[i].ExternalPointer)
-			continue
-		}
-		return &checkpoint.Completed{Location: list[i], Metadata: m, Owned: true}, nil
-	}
-	if len(skipped) > 0 {
-		return nil, fmt.Errorf("no intact completed checkpoint: damaged: %v", skipped)
-	}
-	return nil, errors.New("no completed checkpoint found")
-}
-
-// recover brings dead plugins back and returns the checkpoint to restore (nil: start
-// over). floor is the newest checkpoint id in the storage before the run.
-func (x *Executor) recover(ctx context.Context, pl *plugins, store *checkpoint.Store, jobID string, floor int64) (*checkpoint.Metadata, error) {
-	log := x.Logger
-	restarted := map[*pluginhost.Instance]bool{}
-	for _, in := range []*pluginhost.Instance{pl.backend, pl.storage} {
-		if in.Alive() || restarted[in] {
-			continue
-		}
-		log.Warn("restarting plugin", "plugin", in.Name())
-		if err := in.Restart(ctx); err != nil {
-			return nil, fmt.Errorf("restart plugin %s: %w", in.Name(), err)
-		}
-		restarted[in] = true
-	}
-	if len(restarted) > 0 {
-		if err := x.configure(ctx, pl); err != nil {
-			return nil, err
-		}
-	}
-	if restarted[pl.storage] {
-		access, err := x.access(ctx, pl.storage, jobID)
-		if err != nil {
-			return nil, err
-		}
-		store.SetAccess(access)
-		if latest := store.Latest(); latest != nil {
-			storage, _ := pl.storage.CheckpointStorage()
-			if _, err := storage.ResolveCheckpoint(ctx, latest.Location.ExternalPointer); err != nil {
-				lost := fmt.Errorf("checkpoint storage %s restarted and checkpoint %d (%s) is gone with it: %s keeps checkpoints in its process memory unless it has a directory, so they die with the process: %w",
-					pl.storage.Name(), latest.Metadata.CheckpointID, latest.Location.ExternalPointer, pl.storage.Name(), err)
-				if !x.Config.Restart.StartOverOnCheckpointLoss {
-					return nil, fmt.Errorf("%w; stopping rather than pretending to restore (set execution.recovery.start-over-on-checkpoint-loss: true to start the job over, or use fsstorage)", lost)
-				}
-				log.Warn("starting the job over from the beginning", "reason", lost)
-				store.Forget()
-				return nil, nil
-			}
-		}
-	}
-	x.disposeUnconfirmed(ctx, store, floor)
-	if latest := store.Latest(); latest != nil {
-		log.Info("restoring from checkpoint", "id", latest.Metadata.CheckpointID, "pointer", latest.Location.ExternalPointer)
-		return latest.Metadata, nil
-	}
-	log.Info("no completed checkpoint yet: starting over")
-	return nil, nil
-}
-
-// disposeUnconfirmed deletes the checkpoints of this run that completed in the storage but
-// that the runner never confirmed (the storage failed or died while answering the metadata
-// publication). The restore goes back past them and discards their sink transactions, so
-// a later --from latest must not find them. Checkpoints up to floor predate the run.
-func (x *Executor) disposeUnconfirmed(ctx context.Context, store *checkpoint.Store, floor int64) {
-	newest := floor
-	if latest := store.Latest(); latest != nil {
-		newest = max(newest, latest.Metadata.CheckpointID)
-	}
-	access := store.Access()
-	list, err := access.ListCompletedCheckpoints(ctx)
-	if err != nil {
-		x.Logger.Warn("listing checkpoints to dispose of unconfirmed ones", "error", err)
-		return
-	}
-	for _, c := range list {
-		if c.CheckpointID <= newest {
-			continue
-		}
-		x.Logger.Warn("disposing of a checkpoint the runner never confirmed", "id", c.CheckpointID, "pointer", c.ExternalPointer)
-		if err := access.DisposeCheckpoint(ctx, c); err != nil {
-			x.Logger.Warn("disposing of an unconfirmed checkpoint", "id", c.CheckpointID, "error", err)
-		}
-	}
 }

@@ -71,32 +71,6 @@ func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAcces
 	return len(discard), nil
 }
 
-// earlierCheckpoints returns the intact completed checkpoints of list older than latest,
-// oldest first, for the store to retain (and dispose of beyond num-retained) beside
-// latest when a run resumes from it. Damaged ones are skipped: they never resolve to a
-// restorable state, and what they reference stays with them.
-func earlierCheckpoints(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, latest *checkpoint.Completed, log hclog.Logger) []*checkpoint.Completed {
-	if log == nil {
-		log = hclog.NewNullLogger()
-	}
-	var out []*checkpoint.Completed
-	for _, loc := range list {
-		if loc.ExternalPointer == latest.Location.ExternalPointer {
-			break
-		}
-		m, err := checkpoint.Load(ctx, access, loc)
-		if err != nil {
-			log.Warn("leaving a damaged checkpoint alone", "pointer", loc.ExternalPointer, "error", err)
-			continue
-		}
-		if m.CheckpointID >= latest.Metadata.CheckpointID {
-			break
-		}
-		out = append(out, &checkpoint.Completed{Location: loc, Metadata: m, Owned: true})
-	}
-	return out
-}
-
 // discardDeferred discards, once an attempt ended, the shared streams retention left for
 // a snapshot in flight (see checkpoint.Store); a failure leaves them to the next start.
 func discardDeferred(ctx context.Context, store *checkpoint.Store, log hclog.Logger) {

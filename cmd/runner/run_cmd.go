@@ -18,14 +18,18 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	var file, from string
+	var allowNonRestored bool
 	cmd := &cobra.Command{
-		Use:   "run --config FILE [--from latest|POINTER]",
+		Use:   "run --config FILE [--from latest|POINTER] [--allow-non-restored-state]",
 		Short: "Run the job the configuration file describes",
 		Long: `Run the job of the configuration file's job section with the configured state backend
 and checkpoint storage. Without --from the job starts fresh; --from latest resumes from the
 newest completed checkpoint of the job (by job.name) in the configured storage; --from POINTER
 resumes from a checkpoint or savepoint the storage resolves (for fsstorage a chk-N or savepoint
-directory, or its _metadata file).`,
+directory, or its _metadata file). A restore checks the checkpoint against the job (job type,
+operator types, state types, max parallelism) and refuses a mismatch; state of operators the
+job no longer has is refused unless --allow-non-restored-state drops it. Output committed after
+the restored checkpoint is moved aside into a _moved-aside-* directory of the output.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
@@ -48,7 +52,8 @@ directory, or its _metadata file).`,
 			var last *checkpoint.Completed
 			stats := &dataflow.RunStats{}
 			x := &runtime.Executor{Config: cfg, Host: s.host, Logger: s.log, Stats: stats,
-				OnCheckpoint: func(c *checkpoint.Completed) { last = c }}
+				OnCheckpoint:          func(c *checkpoint.Completed) { last = c },
+				AllowNonRestoredState: allowNonRestored}
 			jobCtx, cancelJob := context.WithCancel(ctx)
 			defer cancelJob()
 			if srv, err := control.Listen(cfg.Control.Address, cancelJob); err != nil {
@@ -82,6 +87,7 @@ directory, or its _metadata file).`,
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
 	cmd.Flags().StringVar(&from, "from", "", `resume from "latest" or a checkpoint/savepoint pointer`)
+	cmd.Flags().BoolVarP(&allowNonRestored, "allow-non-restored-state", "n", false, "restore even if the checkpoint holds state of operators the job no longer has (that state is dropped)")
 	return cmd
 }
 

@@ -1,6 +1,11 @@
 // Package wordcheck checks a word count job's committed output against its input: for
 // every word, the running counts 1..N appear exactly once, N being the word's count in
 // the input. Tests use it to prove exactly-once results after failures.
+//
+// It shares no code with what it checks: it splits words with its own pattern (maximal
+// runs of Unicode letters and decimal digits, lowercased, as the word count job
+// documents) and finds the committed output by the documented rule (the regular files of
+// the output directory whose names start with neither '.' nor '_').
 package wordcheck
 
 import (
@@ -9,12 +14,10 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
-
-	"github.com/flowstate/flowstate/runtime/connectors"
-	"github.com/flowstate/flowstate/runtime/jobs"
 )
 
 // Expected counts the words of every file under input (a file or a directory).
@@ -43,7 +46,9 @@ func Expected(input string) (map[string]int64, error) {
 		sc := bufio.NewScanner(fh)
 		sc.Buffer(make([]byte, 1<<20), 1<<30)
 		for sc.Scan() {
-			jobs.SplitWords(sc.Text(), func(w string) { counts[w]++ })
+			for _, w := range wordRE.FindAllString(sc.Text(), -1) {
+				counts[strings.ToLower(w)]++
+			}
 		}
 		fh.Close()
 		if err := sc.Err(); err != nil {
@@ -56,7 +61,7 @@ func Expected(input string) (map[string]int64, error) {
 // Check compares the committed output in dir with the expected counts and returns a
 // description of the first differences, or nil.
 func Check(expected map[string]int64, dir string) error {
-	files, err := connectors.CommittedFiles(dir)
+	files, err := committed(dir)
 	if err != nil {
 		return err
 	}
@@ -105,6 +110,25 @@ func Check(expected map[string]int64, dir string) error {
 		return fmt.Errorf("output (%d lines in %d files) differs from the input's counts:\n  %s", lines, len(files), strings.Join(problems, "\n  "))
 	}
 	return nil
+}
+
+// wordRE matches a word: a maximal run of Unicode letters and decimal digits.
+var wordRE = regexp.MustCompile(`[\p{L}\p{Nd}]+`)
+
+// committed lists the committed output files of dir: its regular files whose names start
+// with neither '.' nor '_'.
+func committed(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && !strings.HasPrefix(e.Name(), ".") && !strings.HasPrefix(e.Name(), "_") {
+			out = append(out, filepath.Join(dir, e.Name()))
+		}
+	}
+	return out, nil
 }
 
 func brief(xs []int64) string {

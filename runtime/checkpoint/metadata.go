@@ -24,14 +24,17 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // Metadata describes one completed checkpoint or savepoint: what the runner needs to
 // restore every task. It is stored through the checkpoint storage's metadata stream.
 type Metadata struct {
-	Version        int             `json:"version"`
-	JobID          string          `json:"job_id"`
-	CheckpointID   int64           `json:"checkpoint_id"`
-	Savepoint      bool            `json:"savepoint,omitempty"`
-	Time           time.Time       `json:"time"`
-	Backend        string          `json:"backend"`
-	MaxParallelism int             `json:"max_parallelism"`
-	Operators      []OperatorState `json:"operators"`
+	Version        int       `json:"version"`
+	JobID          string    `json:"job_id"`
+	CheckpointID   int64     `json:"checkpoint_id"`
+	Savepoint      bool      `json:"savepoint,omitempty"`
+	Time           time.Time `json:"time"`
+	Backend        string    `json:"backend"`
+	MaxParallelism int       `json:"max_parallelism"`
+	// JobType is the type of the job that took the checkpoint (job.type of a built-in
+	// job); empty when the job declared none, or in metadata written before it existed.
+	JobType   string          `json:"job_type,omitempty"`
+	Operators []OperatorState `json:"operators"`
 	// Incremental says the checkpoint references shared state (incremental snapshots).
 	Incremental bool `json:"incremental,omitempty"`
 	// AddedBytes is the state this checkpoint uploaded: its size minus the shared state it
@@ -41,9 +44,14 @@ type Metadata struct {
 
 // OperatorState is the state of every subtask of one operator.
 type OperatorState struct {
-	ID          string         `json:"id"`
-	Parallelism int            `json:"parallelism"`
-	Subtasks    []SubtaskState `json:"subtasks"`
+	ID          string `json:"id"`
+	Parallelism int    `json:"parallelism"`
+	// Type says what the operator is (see OperatorShape.Type); empty in metadata written
+	// before it was recorded.
+	Type string `json:"type,omitempty"`
+	// States are the keyed states the operator declared, with their types.
+	States   []StateShape   `json:"states,omitempty"`
+	Subtasks []SubtaskState `json:"subtasks"`
 }
 
 // SubtaskState is the state of one subtask: small operator state (source offsets, sink

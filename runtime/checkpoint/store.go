@@ -222,6 +222,9 @@ func Load(ctx context.Context, access sdk.CheckpointStorageAccess, loc sdk.Compl
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", loc.ExternalPointer, err)
 	}
+	if loc.CheckpointID != 0 && loc.CheckpointID != m.CheckpointID {
+		return nil, fmt.Errorf("%s: the metadata is of checkpoint %d, its location is of checkpoint %d (metadata copied from another checkpoint?): %w", loc.ExternalPointer, m.CheckpointID, loc.CheckpointID, sdk.ErrCorrupt)
+	}
 	return m, nil
 }
 

@@ -307,6 +307,7 @@ func (p *parser) finish() {
 		}
 		c.Control.Address = net.JoinHostPort(host, port)
 	}
+	p.checkInputOutput()
 	p.finishBackend()
 }
 

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/flowstate/flowstate/runtime/dataflow"
 )
@@ -29,6 +30,8 @@ import (
 type FileSink struct {
 	// Dir is the output directory, created if missing.
 	Dir string
+	// Key is the setting Dir comes from (for example "job.output"), named in errors.
+	Key string
 	// Format turns a record into a line (without newline); fmt.Sprint when nil.
 	Format func(any) string
 }
@@ -214,6 +217,69 @@ func syncDir(dir string) error {
 		return fmt.Errorf("file sink: sync directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// Preflight implements dataflow.Preflighter: the output directory must exist or be
+// creatable, and files must be creatable in it.
+func (s FileSink) Preflight(ctx context.Context) error {
+	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
+		return fmt.Errorf("%sfile sink: output directory: %w", keyPrefix(s.Key), err)
+	}
+	f, err := os.CreateTemp(s.Dir, ".preflight-*")
+	if err != nil {
+		return fmt.Errorf("%sfile sink: output directory %s is not writable: %w", keyPrefix(s.Key), s.Dir, err)
+	}
+	f.Close()
+	return os.Remove(f.Name())
+}
+
+// MovedAsidePrefix starts the name of the directories RewindTo moves part files into;
+// like every name starting with '_', readers of the output ignore them.
+const MovedAsidePrefix = "_moved-aside-"
+
+// RewindTo implements dataflow.Rewinder: it moves the part files committed by checkpoints
+// after id (their names are part-S-N-R, N the checkpoint) into a new directory
+// _moved-aside-TIME-after-chk-ID of the output directory.
+func (s FileSink) RewindTo(ctx context.Context, id int64) (int, string, error) {
+	files, err := CommittedFiles(s.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, "", nil
+	}
+	if err != nil {
+		return 0, "", fmt.Errorf("%sfile sink: %w", keyPrefix(s.Key), err)
+	}
+	var later []string
+	for _, f := range files {
+		if n, ok := partCheckpoint(filepath.Base(f)); ok && n > id {
+			later = append(later, f)
+		}
+	}
+	if len(later) == 0 {
+		return 0, "", nil
+	}
+	aside := filepath.Join(s.Dir, fmt.Sprintf("%s%s-after-chk-%d", MovedAsidePrefix, time.Now().UTC().Format("20060102T150405.000Z"), id))
+	if err := os.Mkdir(aside, 0o755); err != nil {
+		return 0, "", fmt.Errorf("%sfile sink: %w", keyPrefix(s.Key), err)
+	}
+	for i, f := range later {
+		if err := os.Rename(f, filepath.Join(aside, filepath.Base(f))); err != nil {
+			return i, aside, fmt.Errorf("%sfile sink: move aside output committed after checkpoint %d: %w", keyPrefix(s.Key), id, err)
+		}
+	}
+	if err := syncDir(aside); err != nil {
+		return len(later), aside, err
+	}
+	return len(later), aside, syncDir(s.Dir)
+}
+
+// partCheckpoint returns N of a committed part file's name part-S-N-R.
+func partCheckpoint(name string) (int64, bool) {
+	f := strings.Split(name, "-")
+	if len(f) != 4 || f[0] != "part" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	return n, err == nil
 }
 
 // CommittedFiles lists the committed part files of an output directory.

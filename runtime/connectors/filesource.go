@@ -27,6 +27,8 @@ const DefaultSplitSize = 4 << 20
 type TextFiles struct {
 	// Path is a file or a directory.
 	Path string
+	// Key is the setting Path comes from (for example "job.input"), named in errors.
+	Key string
 	// SplitSize is the split size in bytes (DefaultSplitSize when 0).
 	SplitSize int64
 }
@@ -64,6 +66,33 @@ func (s TextFiles) Open(ctx context.Context, subtask, parallelism int, pos []byt
 		r.pos.Offset = r.splits[0].Start
 	}
 	return r, nil
+}
+
+// Preflight implements dataflow.Preflighter: the input must exist and be readable.
+func (s TextFiles) Preflight(ctx context.Context) error {
+	splits, err := s.splits()
+	if err != nil {
+		return fmt.Errorf("%s%w", keyPrefix(s.Key), err)
+	}
+	for i, sp := range splits {
+		if i > 0 && sp.File == splits[i-1].File {
+			continue
+		}
+		f, err := os.Open(sp.File)
+		if err != nil {
+			return fmt.Errorf("%stext source: input %w", keyPrefix(s.Key), err)
+		}
+		f.Close()
+	}
+	return nil
+}
+
+// keyPrefix returns "KEY: " for a non-empty setting name.
+func keyPrefix(key string) string {
+	if key == "" {
+		return ""
+	}
+	return key + ": "
 }
 
 func (s TextFiles) splits() ([]split, error) {

@@ -278,6 +278,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	for _, op := range order {
 		m.Operators = append(m.Operators, *byOp[op])
 	}
+	a.job.Shape().Record(m)
 	var prev *checkpoint.Metadata
 	if l := env.Checkpoints.Latest(); l != nil {
 		prev = l.Metadata

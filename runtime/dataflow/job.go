@@ -60,6 +60,9 @@ type SinkWriter interface {
 type Job struct {
 	// Name names the job; checkpoints are kept under it.
 	Name string
+	// Type names what the job computes (job.type of a built-in job, "" by default). Its
+	// checkpoints record it, and a job of another type refuses to restore them.
+	Type string
 	// Parallelism is the number of subtasks of every stage.
 	Parallelism int
 	// MaxParallelism is the number of key groups.

@@ -50,8 +50,10 @@ func Build(spec Spec) (*dataflow.Job, error) {
 	return b(spec)
 }
 
-func newJob(spec Spec) *dataflow.Job {
+// newJob starts a job of type typ sized by spec.
+func newJob(typ string, spec Spec) *dataflow.Job {
 	j := dataflow.NewJob(spec.Name)
+	j.Type = typ
 	if spec.Parallelism > 0 {
 		j.Parallelism = spec.Parallelism
 	}
@@ -75,8 +77,8 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 	if spec.Output == "" {
 		return nil, fmt.Errorf("job.output: the wordcount job needs an output directory")
 	}
-	j := newJob(spec)
-	lines := dataflow.FromSource[string](j, "source", connectors.TextFiles{Path: spec.Input})
+	j := newJob("wordcount", spec)
+	lines := dataflow.FromSource[string](j, "source", connectors.TextFiles{Path: spec.Input, Key: "job.input"})
 	words := dataflow.FlatMap(lines, SplitWords)
 	counts := state.NewValue("count", state.Int64)
 	keyed := dataflow.KeyBy(words, func(w string) []byte { return []byte(w) })
@@ -93,7 +95,7 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 			emit(w + "\t" + strconv.FormatInt(n, 10))
 			return nil
 		})
-	dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output})
+	dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output, Key: "job.output"})
 	return j, nil
 }
 
@@ -125,7 +127,7 @@ func Aggregate(spec Spec) (*dataflow.Job, error) {
 	if spec.Keys <= 0 || spec.Records < 0 {
 		return nil, fmt.Errorf("job.keys %d, job.records %d: the aggregate job needs keys > 0 and records >= 0", spec.Keys, spec.Records)
 	}
-	j := newJob(spec)
+	j := newJob("aggregate", spec)
 	events := dataflow.FromSource[connectors.Event](j, "source", connectors.Generator{Records: spec.Records, Keys: spec.Keys})
 	sums := state.NewReducing("sum", state.Int64, func(a, b int64) int64 { return a + b })
 	keyed := dataflow.KeyBy(events, func(e connectors.Event) []byte { return []byte(e.Key) })
@@ -141,7 +143,7 @@ func Aggregate(spec Spec) (*dataflow.Job, error) {
 			return nil
 		})
 	if spec.Output != "" {
-		dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output})
+		dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output, Key: "job.output"})
 	} else {
 		dataflow.SinkTo(out, connectors.Discard{})
 	}

@@ -8,10 +8,15 @@ import (
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// Descriptor is what every kind of typed state shares: a name unique within its operator.
+// Descriptor is what every kind of typed state shares: a name unique within its operator,
+// and a type that says how its values are laid out.
 type Descriptor interface {
 	// StateName returns the state's name.
 	StateName() string
+	// StateType describes the state's kind and codecs, for example
+	// "value[state.int64Codec]". Checkpoints record it, and a restore refuses state whose
+	// type changed.
+	StateType() string
 }
 
 // Stats count the calls a Store made to its keyed backend.

@@ -17,6 +17,9 @@ func NewValue[T any](name string, codec Codec[T]) *Value[T] { return &Value[T]{n
 // StateName implements Descriptor.
 func (v *Value[T]) StateName() string { return v.name }
 
+// StateType implements Descriptor. A reducing state is laid out as a value state.
+func (v *Value[T]) StateType() string { return fmt.Sprintf("value[%T]", v.codec) }
+
 // Get returns the current key's value and whether it is set.
 func (v *Value[T]) Get(s *Store) (T, bool, error) {
 	var zero T
@@ -73,6 +76,9 @@ func NewList[T any](name string, codec Codec[T]) *List[T] { return &List[T]{name
 
 // StateName implements Descriptor.
 func (l *List[T]) StateName() string { return l.name }
+
+// StateType implements Descriptor.
+func (l *List[T]) StateType() string { return fmt.Sprintf("list[%T]", l.codec) }
 
 // Get returns the current key's list (nil when empty).
 func (l *List[T]) Get(s *Store) ([]T, error) {
@@ -140,6 +146,9 @@ func NewMap[K comparable, V any](name string, keys Codec[K], values Codec[V]) *M
 
 // StateName implements Descriptor.
 func (m *Map[K, V]) StateName() string { return m.name }
+
+// StateType implements Descriptor.
+func (m *Map[K, V]) StateType() string { return fmt.Sprintf("map[%T,%T]", m.keys, m.values) }
 
 // Entries returns the current key's map (empty, never nil).
 func (m *Map[K, V]) Entries(s *Store) (map[K]V, error) {

@@ -1,0 +1,32 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+)
+
+// checkInputOutput refuses a job whose output lies inside its input or whose input lies
+// inside its output (the same directory included): the source would read the job's own
+// output. Symbolic links are followed as far as the paths exist.
+func (p *parser) checkInputOutput() {
+	c := p.c
+	in, out := c.Job.Input, c.Job.Output
+	if in == "" || out == "" || strings.Contains(in, "://") || strings.Contains(out, "://") {
+		return
+	}
+	rin, rout := realPath(in), realPath(out)
+	var what string
+	switch {
+	case rin == rout:
+		what = "are the same directory"
+	case within(rout, rin):
+		what = "nest: the output is inside the input"
+	case within(rin, rout):
+		what = "nest: the input is inside the output"
+	default:
+		return
+	}
+	key := KeyJobOutput
+	p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w: %s (%s) and %s (%s) %s, so the job would read its own output; give them separate directories",
+		ErrBadValue, c.writtenKey(KeyJobInput), in, c.writtenKey(KeyJobOutput), out, what))
+}

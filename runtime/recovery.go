@@ -1,0 +1,369 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/dataflow"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// recovery decides what every attempt of a run starts from. It is the one place that
+// resolves and checks checkpoints, restarts the plugins a failure took down, and moves
+// aside the output committed after the checkpoint an attempt restores, so that nothing is
+// committed twice. Every call it makes into a plugin has a deadline (callTimeout).
+type recovery struct {
+	x     *Executor
+	pl    *plugins
+	job   *dataflow.Job
+	shape checkpoint.JobShape
+	store *checkpoint.Store
+	log   hclog.Logger
+	// floor is the newest checkpoint id in the storage before the run started: newer ones
+	// are the run's own (see disposeUnconfirmed).
+	floor int64
+	// allowNonRestored lets a restore drop the state of operators the job no longer has.
+	allowNonRestored bool
+}
+
+// callTimeout bounds each call recovery makes into a plugin (listing, resolving, reading
+// metadata, disposing): task.cancellation.timeout, or 30 s when that is off. A plugin
+// that does not answer within it fails the recovery, which the restart strategy retries.
+func (r *recovery) callTimeout() time.Duration {
+	if t := r.x.Config.Restart.CancellationTimeout; t > 0 {
+		return t
+	}
+	return 30 * time.Second
+}
+
+// call runs f with a context bounded by callTimeout.
+func (r *recovery) call(ctx context.Context, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
+	defer cancel()
+	return f(ctx)
+}
+
+// start finds the checkpoint the run's first attempt restores: none for from "", the
+// newest intact one of the job for FromLatest, or the checkpoint or savepoint a pointer
+// resolves to. It registers it (and, for FromLatest, the job's earlier checkpoints) with
+// the store, checks it against the job and rewinds the output to it.
+func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata, error) {
+	access := r.store.Access()
+	var existing []sdk.CompletedCheckpointStorageLocation
+	err := r.call(ctx, func(ctx context.Context) (err error) {
+		existing, err = access.ListCompletedCheckpoints(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints of job %q: %w", r.job.Name, err)
+	}
+	for _, c := range existing {
+		r.store.ObserveID(c.CheckpointID)
+		r.floor = max(r.floor, c.CheckpointID)
+	}
+	var restore *checkpoint.Completed
+	switch from {
+	case "":
+	case FromLatest:
+		c, err := r.latest(ctx, existing)
+		if err != nil {
+			return nil, fmt.Errorf("--from latest: job %q: %w", r.job.Name, err)
+		}
+		r.log.Info("restoring from the latest checkpoint", "id", c.Metadata.CheckpointID, "pointer", c.Location.ExternalPointer)
+		restore = c
+	default:
+		c, err := r.resolve(ctx, from)
+		if err != nil {
+			return nil, fmt.Errorf("--from %s: %w", from, err)
+		}
+		r.log.Info("restoring", "pointer", c.Location.ExternalPointer, "id", c.Metadata.CheckpointID, "savepoint", c.Metadata.Savepoint)
+		restore = c
+	}
+	m, err := r.prepare(ctx, restore)
+	if err != nil {
+		return nil, err
+	}
+	if restore != nil {
+		retained := []*checkpoint.Completed{restore}
+		if from == FromLatest {
+			retained = append(r.earlier(ctx, existing, restore), restore)
+		}
+		if err := r.store.AddAll(ctx, retained); err != nil {
+			r.log.Warn("retention", "error", err)
+		}
+	}
+	if n, err := cleanSharedLeftovers(ctx, access, m); err != nil {
+		r.log.Warn("cleaning up the shared state of checkpoints that never completed", "error", err)
+	} else if n > 0 {
+		r.log.Info("deleted the shared state of checkpoints that never completed", "streams", n)
+	}
+	return m, nil
+}
+
+// afterFailure brings back the plugins a failure took down and returns the checkpoint the
+// next attempt restores (nil: start over). An error that restarting cannot fix is
+// dataflow.Permanent; any other error is one more failure for the restart strategy.
+func (r *recovery) afterFailure(ctx context.Context) (*checkpoint.Metadata, error) {
+	restarted, err := r.restartPlugins(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if restarted[r.pl.storage] {
+		if err := r.reopenStorage(ctx); err != nil {
+			return nil, err
+		}
+	}
+	r.disposeUnconfirmed(ctx)
+	latest := r.store.Latest()
+	if latest == nil {
+		r.log.Info("no completed checkpoint yet: starting over")
+	} else {
+		r.log.Info("restoring from checkpoint", "id", latest.Metadata.CheckpointID, "pointer", latest.Location.ExternalPointer)
+	}
+	return r.prepare(ctx, latest)
+}
+
+// prepare checks the checkpoint an attempt will restore against the job and moves aside
+// the output committed after it (all committed output for a fresh start). It returns
+// the checkpoint's metadata, nil for a fresh start.
+func (r *recovery) prepare(ctx context.Context, c *checkpoint.Completed) (*checkpoint.Metadata, error) {
+	var m *checkpoint.Metadata
+	var id int64
+	if c != nil {
+		m, id = c.Metadata, c.Metadata.CheckpointID
+		if err := r.shape.CheckRestore(m, r.allowNonRestored); err != nil {
+			return nil, dataflow.Permanent(fmt.Errorf("restore %s: %w", c.Location.ExternalPointer, err))
+		}
+	}
+	moved, where, err := r.job.RewindOutput(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("job %q: %w", r.job.Name, err)
+	}
+	if moved > 0 {
+		what := fmt.Sprintf("after checkpoint %d, which this attempt restores", id)
+		if c == nil {
+			what = "by an earlier run; this run starts from no checkpoint"
+		}
+		r.log.Warn(fmt.Sprintf("moved aside %d output files committed %s, so nothing is committed twice", moved, what),
+			"to", where)
+	}
+	return m, nil
+}
+
+// latest returns the newest of the job's completed checkpoints list whose metadata and
+// state read back intact, warning about each damaged one it skips.
+func (r *recovery) latest(ctx context.Context, list []sdk.CompletedCheckpointStorageLocation) (*checkpoint.Completed, error) {
+	verify := func(ctx context.Context, m *checkpoint.Metadata) error {
+		// Reading every state stream back takes as long as writing it did: bound it by
+		// the checkpoint timeout, not by one call's.
+		ctx, cancel := context.WithTimeout(ctx, max(r.x.Config.Checkpointing.Timeout, r.callTimeout()))
+		defer cancel()
+		return checkpoint.Verify(ctx, r.store.Access(), m)
+	}
+	return latestCheckpoint(ctx, r.store.Access(), list, r.job.Name, r.callTimeout(), verify, r.log)
+}
+
+// resolve loads the checkpoint or savepoint a pointer names. The run does not own it:
+// retention never disposes of it.
+func (r *recovery) resolve(ctx context.Context, pointer string) (*checkpoint.Completed, error) {
+	storage, _ := r.pl.storage.CheckpointStorage()
+	var c checkpoint.Completed
+	err := r.call(ctx, func(ctx context.Context) error {
+		loc, err := storage.ResolveCheckpoint(ctx, pointer)
+		if err != nil {
+			return err
+		}
+		m, err := checkpoint.Load(ctx, r.store.Access(), loc)
+		if err != nil {
+			return err
+		}
+		c = checkpoint.Completed{Location: loc, Metadata: m, Owned: false}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// earlier returns the intact completed checkpoints of list older than latest, oldest
+// first, for the store to retain (and dispose of beyond num-retained) beside latest when a
+// run resumes from it. Damaged ones are left alone: they never resolve to a restorable
+// state, and what they reference stays with them.
+func (r *recovery) earlier(ctx context.Context, list []sdk.CompletedCheckpointStorageLocation, latest *checkpoint.Completed) []*checkpoint.Completed {
+	var out []*checkpoint.Completed
+	for _, loc := range list {
+		if loc.ExternalPointer == latest.Location.ExternalPointer {
+			break
+		}
+		var m *checkpoint.Metadata
+		err := r.call(ctx, func(ctx context.Context) (err error) {
+			m, err = checkpoint.Load(ctx, r.store.Access(), loc)
+			return err
+		})
+		if err != nil {
+			r.log.Warn("leaving a damaged checkpoint alone", "pointer", loc.ExternalPointer, "error", err)
+			continue
+		}
+		if m.CheckpointID >= latest.Metadata.CheckpointID {
+			break
+		}
+		out = append(out, &checkpoint.Completed{Location: loc, Metadata: m, Owned: true})
+	}
+	return out
+}
+
+// restartPlugins restarts and reconfigures the plugins whose processes are gone. A plugin
+// that fails to start, handshake or take its options is an ordinary failure: the restart
+// strategy decides whether to try again.
+func (r *recovery) restartPlugins(ctx context.Context) (map[*pluginhost.Instance]bool, error) {
+	restarted := map[*pluginhost.Instance]bool{}
+	for _, in := range []*pluginhost.Instance{r.pl.backend, r.pl.storage} {
+		if in.Alive() || restarted[in] {
+			continue
+		}
+		r.log.Warn("restarting plugin", "plugin", in.Name())
+		if err := in.Restart(ctx); err != nil {
+			return nil, fmt.Errorf("restart plugin %s: %w", in.Name(), err)
+		}
+		restarted[in] = true
+	}
+	if len(restarted) > 0 {
+		if err := r.call(ctx, func(ctx context.Context) error { return r.x.configure(ctx, r.pl) }); err != nil {
+			return nil, err
+		}
+	}
+	return restarted, nil
+}
+
+// reopenStorage gives the store a new access after the storage plugin restarted, and
+// checks that the latest checkpoint survived the restart (jmstorage without a directory
+// keeps checkpoints in its process memory).
+func (r *recovery) reopenStorage(ctx context.Context) error {
+	var access sdk.CheckpointStorageAccess
+	if err := r.call(ctx, func(ctx context.Context) (err error) {
+		access, err = r.x.access(ctx, r.pl.storage, r.job.Name)
+		return err
+	}); err != nil {
+		return err
+	}
+	r.store.SetAccess(access)
+	latest := r.store.Latest()
+	if latest == nil {
+		return nil
+	}
+	storage, _ := r.pl.storage.CheckpointStorage()
+	err := r.call(ctx, func(ctx context.Context) error {
+		_, err := storage.ResolveCheckpoint(ctx, latest.Location.ExternalPointer)
+		return err
+	})
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, sdk.ErrNotFound) {
+		return fmt.Errorf("checkpoint storage %s restarted: resolve checkpoint %d: %w", r.pl.storage.Name(), latest.Metadata.CheckpointID, err)
+	}
+	name := r.pl.storage.Name()
+	lost := fmt.Errorf("checkpoint storage %s restarted and checkpoint %d (%s) is gone with it: %s keeps checkpoints in its process memory unless it has a directory, so they die with the process: %w",
+		name, latest.Metadata.CheckpointID, latest.Location.ExternalPointer, name, err)
+	if !r.x.Config.Restart.StartOverOnCheckpointLoss {
+		return dataflow.Permanent(fmt.Errorf("%w; stopping rather than pretending to restore (set execution.recovery.start-over-on-checkpoint-loss: true to start the job over, or use fsstorage)", lost))
+	}
+	r.log.Warn("starting the job over from the beginning", "reason", lost)
+	r.store.Forget()
+	return nil
+}
+
+// disposeUnconfirmed deletes the checkpoints of this run that completed in the storage but
+// that the runner never confirmed (the storage failed or died while answering the metadata
+// publication). The restore goes back past them and discards their sink transactions, so
+// a later --from latest must not find them. Checkpoints up to floor predate the run.
+func (r *recovery) disposeUnconfirmed(ctx context.Context) {
+	newest := r.floor
+	if latest := r.store.Latest(); latest != nil {
+		newest = max(newest, latest.Metadata.CheckpointID)
+	}
+	access := r.store.Access()
+	var list []sdk.CompletedCheckpointStorageLocation
+	if err := r.call(ctx, func(ctx context.Context) (err error) {
+		list, err = access.ListCompletedCheckpoints(ctx)
+		return err
+	}); err != nil {
+		r.log.Warn("listing checkpoints to dispose of unconfirmed ones", "error", err)
+		return
+	}
+	for _, c := range list {
+		if c.CheckpointID <= newest {
+			continue
+		}
+		r.log.Warn("disposing of a checkpoint the runner never confirmed", "id", c.CheckpointID, "pointer", c.ExternalPointer)
+		if err := r.call(ctx, func(ctx context.Context) error { return access.DisposeCheckpoint(ctx, c) }); err != nil {
+			r.log.Warn("disposing of an unconfirmed checkpoint", "id", c.CheckpointID, "error", err)
+		}
+	}
+}
+
+// LatestCheckpoint returns the newest of job's completed checkpoints list whose metadata
+// and state streams read back intact (sizes and CRC-32C checked), warning about each
+// damaged one it skips: metadata that does not decode, belongs to another job, or whose
+// id is not its location's. It reads the candidate's state once; a restore reads it again.
+func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, job string, log hclog.Logger) (*checkpoint.Completed, error) {
+	verify := func(ctx context.Context, m *checkpoint.Metadata) error { return checkpoint.Verify(ctx, access, m) }
+	return latestCheckpoint(ctx, access, list, job, 0, verify, log)
+}
+
+// latestCheckpoint is LatestCheckpoint with a deadline for each metadata read (0: none)
+// and the verification to run.
+func latestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, job string, timeout time.Duration,
+	verify func(context.Context, *checkpoint.Metadata) error, log hclog.Logger) (*checkpoint.Completed, error) {
+	if log == nil {
+		log = hclog.NewNullLogger()
+	}
+	load := func(loc sdk.CompletedCheckpointStorageLocation) (*checkpoint.Metadata, error) {
+		ctx := ctx
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		m, err := checkpoint.Load(ctx, access, loc)
+		if err == nil && m.JobID != job {
+			err = fmt.Errorf("%s: the metadata is of job %q, not %q: %w", loc.ExternalPointer, m.JobID, job, sdk.ErrCorrupt)
+		}
+		return m, err
+	}
+	var skipped []string
+	for i := len(list) - 1; i >= 0; i-- {
+		m, err := load(list[i])
+		if err == nil {
+			err = verify(ctx, m)
+		}
+		if err != nil {
+			if !damaged(err) {
+				// Not known to be damaged (a storage that did not answer, say): falling
+				// back to an older checkpoint would be wrong.
+				return nil, fmt.Errorf("read checkpoint %s: %w", list[i].ExternalPointer, err)
+			}
+			log.Warn("skipping a damaged checkpoint; trying the previous one", "pointer", list[i].ExternalPointer, "error", err)
+			skipped = append(skipped, list[i].ExternalPointer)
+			continue
+		}
+		return &checkpoint.Completed{Location: list[i], Metadata: m, Owned: true}, nil
+	}
+	if len(skipped) > 0 {
+		return nil, fmt.Errorf("no intact completed checkpoint: damaged: %v", skipped)
+	}
+	return nil, errors.New("no completed checkpoint found")
+}
+
+// damaged reports whether err says a checkpoint's bytes are damaged or missing, as
+// opposed to a storage that failed to answer.
+func damaged(err error) bool {
+	return errors.Is(err, sdk.ErrCorrupt) || errors.Is(err, sdk.ErrNotFound) || errors.Is(err, sdk.ErrUnsupported)
+}
