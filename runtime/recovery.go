@@ -309,17 +309,10 @@ func (r *recovery) disposeUnconfirmed(ctx context.Context) {
 	}
 }
 
-// LatestCheckpoint returns the newest of job's completed checkpoints list whose metadata
-// and state streams read back intact (sizes and CRC-32C checked), warning about each
-// damaged one it skips: metadata that does not decode, belongs to another job, or whose
-// id is not its location's. It reads the candidate's state once; a restore reads it again.
-func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, job string, log hclog.Logger) (*checkpoint.Completed, error) {
-	verify := func(ctx context.Context, m *checkpoint.Metadata) error { return checkpoint.Verify(ctx, access, m) }
-	return latestCheckpoint(ctx, access, list, job, 0, verify, log)
-}
-
-// latestCheckpoint is LatestCheckpoint with a deadline for each metadata read (0: none)
-// and the verification to run.
+// latestCheckpoint returns the newest of job's completed checkpoints list whose metadata
+// loads (each read bounded by timeout) and passes verify, warning about each damaged one it
+// skips: metadata that does not decode, belongs to another job, or whose id is not its
+// location's, and state that does not read back intact (sizes and CRC-32C).
 func latestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, job string, timeout time.Duration,
 	verify func(context.Context, *checkpoint.Metadata) error, log hclog.Logger) (*checkpoint.Completed, error) {
 	if log == nil {
