@@ -14,10 +14,10 @@ import (
 
 // Instance is one plugin, running in its own process or (a builtin) in the runner's.
 type Instance struct {
-	name     string
-	path     string // binary; empty for a builtin
-	sha256   string
-	pinnedIn string
+	name      string
+	path      string // binary; empty for a builtin
+	sha256    string
+	pinnedIn  string
 	builtin   func() sdk.Plugin
 	logger    hclog.Logger
 	heartbeat heartbeat
@@ -26,7 +26,7 @@ type Instance struct {
 	proc       *host.Plugin // process of a binary
 	impl       sdk.Plugin   // value of a builtin
 	killed     chan struct{}
-	stopBeats  func()  // stops the heartbeats of proc
+	stopBeats  func() // stops the heartbeats of proc
 	killReason string // why the runner killed proc, for ExitError
 }
 
