@@ -80,21 +80,12 @@ func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf fun
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := config.Load(file)
+	cfg, opts, err := loadConfig(g, file, true, newQuietLogger(g))
 	if err != nil {
 		return config.Explanation{}, err
 	}
-	dir := g.pluginDir
-	if dir == "" && cfg.Plugins.Dir == "" {
-		if dir, err = defaultPluginDir(); err != nil {
-			return config.Explanation{}, err
-		}
-	}
-	if err := cfg.Apply(config.Overrides{PluginDir: dir}); err != nil {
-		return config.Explanation{}, err
-	}
 	if kindsOf == nil {
-		host := pluginhost.New(pluginhost.Options{Dir: cfg.Plugins.Dir, Checksums: cfg.Plugins.Checksums, Logger: newQuietLogger(g)})
+		host := pluginhost.New(opts)
 		defer host.Close()
 		kindsOf = runtime.KindsOf(ctx, host)
 	}
