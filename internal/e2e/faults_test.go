@@ -16,13 +16,17 @@ import (
 )
 
 // faultStorage turns a word count configuration into one whose checkpoint storage is the
-// faultstorage test plugin with the given options, tolerating many failed checkpoints.
+// faultstorage test plugin with the given options; with a timeout, it sets that checkpoint
+// timeout and tolerates many failed checkpoints.
 func faultStorage(t *testing.T, s *wordcountSetup, timeout string, opts ...string) {
 	t.Helper()
+	keys := ""
+	if timeout != "" {
+		keys = "execution.checkpointing.timeout: " + timeout + "\n" +
+			"execution.checkpointing.tolerable-failed-checkpoints: 1000\n"
+	}
 	cfg := strings.Replace(mustRead(t, s.config), "execution.checkpointing.storage: filesystem\n",
-		"execution.checkpointing.storage: faultstorage\n"+
-			"execution.checkpointing.timeout: "+timeout+"\n"+
-			"execution.checkpointing.tolerable-failed-checkpoints: 1000\n", 1)
+		"execution.checkpointing.storage: faultstorage\n"+keys, 1)
 	for _, o := range opts {
 		cfg += "execution.checkpointing.faultstorage." + o + "\n"
 	}

@@ -121,7 +121,7 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 		Stderr:           p.stderr,
 		SyncStdout:       newLineLogger(named, hclog.Info),
 		SyncStderr:       newLineLogger(named, hclog.Warn),
-		Logger:           pluginNamed{logger, filepath.Base(path)},
+		Logger:           pluginNamed{Logger: logger, path: path, exec: cmd.Path},
 	})
 	if err := p.handshake(ctx, path, timeout, protocols); err != nil {
 		p.KillNow()
@@ -244,16 +244,37 @@ func exitState(cmd *exec.Cmd) string {
 	return cmd.ProcessState.String()
 }
 
-// pluginNamed is the host's logger as go-plugin gets it: go-plugin logs a plugin's lines
-// under Named(the base name of the path it executes), which is a descriptor's number when
-// the binary runs from its open file; pluginNamed names them after the binary instead.
+// pluginNamed is the host's logger as go-plugin gets it. go-plugin names a plugin by the
+// path it executes: under Named(its base name) for the plugin's lines, in a "plugin" or
+// "path" argument of its own lines. When the binary runs from its open file that path is a
+// descriptor's; pluginNamed puts the binary's path (and base name) in its place.
 type pluginNamed struct {
 	hclog.Logger
-	name string
+	path, exec string
 }
 
 // Named returns the host's logger named after the plugin binary, whatever name is asked.
-func (l pluginNamed) Named(string) hclog.Logger { return l.Logger.Named(l.name) }
+func (l pluginNamed) Named(string) hclog.Logger { return l.Logger.Named(filepath.Base(l.path)) }
+
+func (l pluginNamed) args(args []any) []any {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if s, ok := a.(string); ok && s == l.exec {
+			out[i] = l.path
+		}
+	}
+	return out
+}
+
+// Log and the level methods log with the binary's path in place of the executed one.
+func (l pluginNamed) Log(level hclog.Level, msg string, args ...any) {
+	l.Logger.Log(level, msg, l.args(args)...)
+}
+func (l pluginNamed) Trace(msg string, args ...any) { l.Logger.Trace(msg, l.args(args)...) }
+func (l pluginNamed) Debug(msg string, args ...any) { l.Logger.Debug(msg, l.args(args)...) }
+func (l pluginNamed) Info(msg string, args ...any)  { l.Logger.Info(msg, l.args(args)...) }
+func (l pluginNamed) Warn(msg string, args ...any)  { l.Logger.Warn(msg, l.args(args)...) }
+func (l pluginNamed) Error(msg string, args ...any) { l.Logger.Error(msg, l.args(args)...) }
 
 func levelName(l hclog.Logger) string {
 	lv := l.GetLevel()
