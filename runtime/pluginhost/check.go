@@ -56,11 +56,11 @@ func (h *Host) resolve(name, path string) (string, error) {
 			return "", fmt.Errorf("plugin %s: %s is a symlink to %s, outside the plugin directory %s: %w; to run it, name the plugin in plugins.allow-outside-dir",
 				name, path, cur, dir, ErrOutsideDir)
 		}
-		if err := notWritableByOthers(filepath.Dir(cur), "directory above plugin "+name); err != nil {
+		if err := notWritableByOthers(filepath.Dir(cur), "plugin "+name+": directory"); err != nil {
 			return "", err
 		}
 		if fi.Mode()&fs.ModeSymlink == 0 {
-			if err := notWritableByOthers(cur, "plugin binary"); err != nil {
+			if err := notWritableByOthers(cur, "plugin "+name+": binary"); err != nil {
 				return "", err
 			}
 			return cur, nil
