@@ -133,10 +133,8 @@ func TestFrozenPluginMidCheckpoint(t *testing.T) {
 		t.Run(victim, func(t *testing.T) {
 			s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, "3s"))
 			dir := faultPluginDir(t)
-			storage := "fsstorage"
 			if victim == "hashmap" {
 				faultStorage(t, s, "", "fault: slow", "delay: 300ms")
-				storage = "faultstorage"
 			}
 			r := startRunner(t, "run", "--config", s.config, "--plugin-dir", dir)
 			waitFor(t, r, "checkpoint complete", time.Minute)
@@ -165,9 +163,7 @@ func TestFrozenPluginMidCheckpoint(t *testing.T) {
 			if completedIDs(out)[id] {
 				t.Fatalf("checkpoint %d, frozen in progress, completed", id)
 			}
-			if storage == "fsstorage" {
-				checkNoHalfCheckpoints(t, jobDir)
-			}
+			checkNoHalfCheckpoints(t, jobDir)
 		})
 	}
 }
