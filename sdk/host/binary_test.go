@@ -77,4 +77,3 @@ func TestChecksumReadsTheOpenFile(t *testing.T) {
 		t.Fatalf("openBinary with a wrong pin: %v", err)
 	}
 }
-
