@@ -92,8 +92,18 @@ func checkRecovered(t *testing.T, out, killLine, name string, pid int) {
 	if !strings.Contains(after, "restarting plugin: plugin="+name) {
 		t.Fatalf("recovery did not start %s again:\n%s", name, tail(out, 40))
 	}
-	if !regexp.MustCompile(`restoring from checkpoint: id=\d+`).MatchString(after) {
-		t.Fatalf("recovery did not restore from the latest checkpoint:\n%s", tail(out, 40))
+	restored := regexp.MustCompile(`restoring from checkpoint: id=(\d+)`).FindStringSubmatchIndex(after)
+	if restored == nil {
+		t.Fatalf("recovery did not restore from a checkpoint:\n%s", tail(out, 40))
+	}
+	// The latest checkpoint completed before the restore, not an older one.
+	id, _ := strconv.ParseInt(after[restored[2]:restored[3]], 10, 64)
+	var latest int64
+	for got := range completedIDs(out[:i+restored[0]]) {
+		latest = max(latest, got)
+	}
+	if id != latest {
+		t.Fatalf("recovery restored checkpoint %d, the latest completed is %d:\n%s", id, latest, tail(out, 40))
 	}
 	waitGone(t, []int{pid}, 10*time.Second)
 }
