@@ -39,7 +39,10 @@ func newStopCmd(g *globalFlags) *cobra.Command {
 		Short: "Stop the running job, with a savepoint if asked",
 		Long: `Stop the job running with this configuration. With --savepoint the job takes a savepoint
 first and stops once it is complete; the savepoint's pointer is printed as the last line.
-Without it the job is cancelled; it can resume from its latest checkpoint with --from latest.`,
+Without it the job is cancelled, and stop waits (up to 15 s) until the runner has ended: it
+says "job cancelled" only then, and fails if the runner still answers. The runner itself ends
+within 10 s, killing plugins that hold the job up. The job can resume from its latest
+checkpoint with --from latest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withSavepoint {
