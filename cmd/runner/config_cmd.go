@@ -35,7 +35,7 @@ func newConfigExplainCmd(g *globalFlags) *cobra.Command {
 runner would (starting a third-party plugin to learn whether it also serves as a checkpoint
 storage), and says in plain words where working state lives, whether checkpoints survive the
 loss of this machine, and what in the file is deprecated or probably not what you meant.
-Like run, it honours the pins of plugins.checksums and of `+"`"+pluginhost.LockFileName+"`"+` beside the file: it
+Like run, it honours the pins of plugins.checksums and of ` + pluginhost.LockFileName + ` beside the file: it
 starts no plugin binary whose checksum differs from its pin, and, while the lock file exists,
 none the lock file does not pin.`,
 		Args: cobra.NoArgs,
