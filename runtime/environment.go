@@ -181,7 +181,8 @@ func (e *Environment) Resolved(ctx context.Context, host *pluginhost.Host) (*con
 func (e *Environment) Host() *pluginhost.Host {
 	return pluginhost.New(pluginhost.Options{
 		Dir: e.conf.Plugins.Dir, Checksums: e.conf.Plugins.Checksums, Logger: e.logger,
-		Builtins: e.builtins, InProcess: e.inProcess,
+		Builtins: e.builtins, InProcess: e.inProcess, AllowOutsideDir: e.conf.Plugins.AllowOutsideDir,
+		HeartbeatInterval: e.conf.Heartbeat.Interval, HeartbeatTimeout: e.conf.Heartbeat.Timeout,
 	})
 }
 

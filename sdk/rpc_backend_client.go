@@ -11,6 +11,21 @@ import (
 // closeTimeout bounds the calls made by methods that take no context (Close, Release).
 const closeTimeout = 30 * time.Second
 
+// closeContext is the context of a call made by a method that takes none (Close,
+// Release): it ends after closeTimeout, or as soon as the plugin process exits (done), so
+// that such a call never waits on a plugin that answers nothing.
+func closeContext(done <-chan struct{}) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	go func() { // ends with ctx: the caller cancels it when the call returns
+		select {
+		case <-done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
+
 // backendClient is a StateBackend served by a plugin process.
 type backendClient struct {
 	rpc        *rpcClient
@@ -28,7 +43,7 @@ func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params Keye
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	k := &keyedClient{c: b.rpc.backend, id: r.BackendId, readsAhead: r.ReadsAhead}
+	k := &keyedClient{c: b.rpc.backend, id: r.BackendId, readsAhead: r.ReadsAhead, done: b.rpc.done}
 	if r.Pipeline {
 		return pipelinedKeyedClient{k}, nil
 	}
@@ -39,8 +54,9 @@ func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params Keye
 type keyedClient struct {
 	c          pb.StateBackendClient
 	id         uint64
-	readsAhead bool      // the plugin takes a Get while Pipeline writes are in flight
-	pipe       *pipeline // see pipelinedKeyedClient; nil until first used
+	readsAhead bool            // the plugin takes a Get while Pipeline writes are in flight
+	pipe       *pipeline       // see pipelinedKeyedClient; nil until first used
+	done       <-chan struct{} // closed when the plugin process has exited
 }
 
 // Get sends the keys in batches of about 1 MiB; the plugin may answer each for a prefix
@@ -115,7 +131,7 @@ func (k *keyedClient) Snapshot(ctx context.Context, opts SnapshotOptions) (Snaps
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	return &snapshotClient{c: k.c, id: r.SnapshotId}, nil
+	return &snapshotClient{c: k.c, id: r.SnapshotId, done: k.done}, nil
 }
 
 func (k *keyedClient) Restore(ctx context.Context, handles []KeyedStateHandle, state StateReader) error {
@@ -133,7 +149,7 @@ func (k *keyedClient) NotifyCheckpointAborted(ctx context.Context, checkpointID 
 }
 
 func (k *keyedClient) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	ctx, cancel := closeContext(k.done)
 	defer cancel()
 	if k.pipe != nil {
 		k.pipe.close(ctx)
@@ -145,8 +161,9 @@ func (k *keyedClient) Close() error {
 
 // snapshotClient is a Snapshot living in a plugin process under id.
 type snapshotClient struct {
-	c  pb.StateBackendClient
-	id uint64
+	c    pb.StateBackendClient
+	id   uint64
+	done <-chan struct{} // closed when the plugin process has exited
 }
 
 func (s *snapshotClient) Write(ctx context.Context, streams CheckpointStreamFactory) ([]KeyedStateHandle, error) {
@@ -156,7 +173,7 @@ func (s *snapshotClient) Write(ctx context.Context, streams CheckpointStreamFact
 // Release frees the snapshot in the plugin. A failure (the plugin is gone) leaves nothing
 // to free.
 func (s *snapshotClient) Release() {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	ctx, cancel := closeContext(s.done)
 	defer cancel()
 	_, _ = s.c.SnapshotRelease(ctx, &pb.SnapshotReleaseRequest{SnapshotId: s.id})
 }

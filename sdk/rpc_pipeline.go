@@ -73,7 +73,7 @@ func (k pipelinedKeyedClient) StartWrite(ctx context.Context, mutations []Mutati
 		msgs = append(msgs, &pb.PipelineRequest{BackendId: k.id, Op: &pb.PipelineRequest_Write{Write: w}})
 		mutations = mutations[n:]
 	}
-	op := k.send(msgs)
+	op := k.send(ctx, msgs)
 	return func() error {
 		_, err := op.wait(ctx)
 		return err
@@ -107,12 +107,14 @@ func (k pipelinedKeyedClient) StartRead(ctx context.Context, keys [][]byte) (wai
 func (k pipelinedKeyedClient) getAfterWrites(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	return getInBatches(k.id, keys, func(batch [][]byte) (*pb.GetResponse, error) {
 		g := &pb.GetRequest{BackendId: k.id, Keys: batch}
-		return k.send([]*pb.PipelineRequest{{BackendId: k.id, Op: &pb.PipelineRequest_Get{Get: g}}}).wait(ctx)
+		return k.send(ctx, []*pb.PipelineRequest{{BackendId: k.id, Op: &pb.PipelineRequest_Get{Get: g}}}).wait(ctx)
 	})
 }
 
 // send sends msgs as one operation and returns it; an operation of no messages is done.
-func (k pipelinedKeyedClient) send(msgs []*pb.PipelineRequest) *pipelineOp {
+// A send that a plugin holds up (it reads nothing more) ends when ctx does, and breaks
+// the pipeline: the operations in it fail.
+func (k pipelinedKeyedClient) send(ctx context.Context, msgs []*pb.PipelineRequest) *pipelineOp {
 	op := &pipelineOp{answers: len(msgs), result: make(chan struct{})}
 	if len(msgs) == 0 {
 		close(op.result)
@@ -133,6 +135,8 @@ func (k pipelinedKeyedClient) send(msgs []*pb.PipelineRequest) *pipelineOp {
 	}
 	p.waiting = append(p.waiting, op)
 	p.mu.Unlock()
+	stop := context.AfterFunc(ctx, p.cancel)
+	defer stop()
 	for _, m := range msgs {
 		if err := p.st.Send(m); err != nil {
 			break // the stream is broken: receive fails every waiting operation

@@ -36,7 +36,7 @@ func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID strin
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	a := &accessClient{c: s.rpc.storage, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation, locates: r.LocatesLocalState}
+	a := &accessClient{c: s.rpc.storage, done: s.rpc.done, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation, locates: r.LocatesLocalState}
 	if r.ListsSharedState {
 		return accessListerClient{a}, nil
 	}
@@ -48,6 +48,7 @@ func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID strin
 // whether it implements LocalStateLocator (locates) are read once, when it is created.
 type accessClient struct {
 	c                pb.CheckpointStorageClient
+	done             <-chan struct{} // closed when the plugin process has exited
 	id               uint64
 	ha               bool
 	defaultSavepoint bool
@@ -128,7 +129,7 @@ func (a *accessClient) DisposeCheckpoint(ctx context.Context, loc CompletedCheck
 }
 
 func (a *accessClient) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	ctx, cancel := closeContext(a.done)
 	defer cancel()
 	_, err := a.c.CloseAccess(ctx, &pb.AccessRequest{AccessId: a.id})
 	return fromStatus(err)

@@ -63,6 +63,7 @@ func ServeWithOptions(p Plugin, opts ServeOpts) {
 			os.Exit(1)
 		}
 		go watchParent(logger, os.Getppid())
+		nameProcess()
 	}
 	versioned := make(map[int]plugin.PluginSet, len(protocols))
 	for _, v := range protocols {

@@ -34,7 +34,10 @@ func newConfigExplainCmd(g *globalFlags) *cobra.Command {
 		Long: `explain loads a configuration file, picks the state backend and checkpoint storage as the
 runner would (starting a third-party plugin to learn whether it also serves as a checkpoint
 storage), and says in plain words where working state lives, whether checkpoints survive the
-loss of this machine, and what in the file is deprecated or probably not what you meant.`,
+loss of this machine, and what in the file is deprecated or probably not what you meant.
+Like run, it honours the pins of plugins.checksums and of ` + pluginhost.LockFileName + ` beside the file: it
+starts no plugin binary whose checksum differs from its pin, and, while the lock file exists,
+none the lock file does not pin.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			e, err := explainConfig(cmd.Context(), g, file, nil)
@@ -80,21 +83,12 @@ func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf fun
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, err := config.Load(file)
+	cfg, opts, err := loadConfig(g, file, true, newQuietLogger(g))
 	if err != nil {
 		return config.Explanation{}, err
 	}
-	dir := g.pluginDir
-	if dir == "" && cfg.Plugins.Dir == "" {
-		if dir, err = defaultPluginDir(); err != nil {
-			return config.Explanation{}, err
-		}
-	}
-	if err := cfg.Apply(config.Overrides{PluginDir: dir}); err != nil {
-		return config.Explanation{}, err
-	}
 	if kindsOf == nil {
-		host := pluginhost.New(pluginhost.Options{Dir: cfg.Plugins.Dir, Checksums: cfg.Plugins.Checksums, Logger: newQuietLogger(g)})
+		host := pluginhost.New(opts)
 		defer host.Close()
 		kindsOf = runtime.KindsOf(ctx, host)
 	}

@@ -25,19 +25,22 @@ func newPluginsCmd(g *globalFlags) *cobra.Command {
 
 func newPluginsListCmd(g *globalFlags) *cobra.Command {
 	var asJSON bool
+	var file string
 	cmd := &cobra.Command{
-		Use:   "list",
+		Use:   "list [--config FILE]",
 		Short: "List the plugins in the plugin directory: name, kinds, version, protocol, checksum",
 		Long: `list starts every file of the plugin directory (--plugin-dir, default plugins/ beside
 the runner), asks it what it is and stops it. A file that is not a working plugin is
-listed with its error.`,
+listed with its error. With --config, the configuration's plugin directory and pins apply:
+when ` + pluginhost.LockFileName + ` lies beside the file, a plugin it does not pin, or whose binary
+changed since, is listed with that error and not started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir, err := pluginDirFor(g)
+			opts, err := listOptions(g, file)
 			if err != nil {
 				return err
 			}
-			host := pluginhost.New(pluginhost.Options{Dir: dir, Logger: pluginsLogger(g)})
+			host := pluginhost.New(opts)
 			defer host.Close()
 			listings := host.List(cmd.Context())
 			if asJSON {
@@ -47,7 +50,19 @@ listed with its error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array")
+	cmd.Flags().StringVar(&file, "config", "", "configuration file whose plugin directory and pins (plugins.checksums, "+pluginhost.LockFileName+") apply")
 	return cmd
+}
+
+// listOptions are the plugin host options of `plugins list`: those of the configuration
+// file when one is given, else the plugin directory alone.
+func listOptions(g *globalFlags, file string) (pluginhost.Options, error) {
+	if file != "" {
+		_, opts, err := loadConfig(g, file, true, pluginsLogger(g))
+		return opts, err
+	}
+	dir, err := pluginDirFor(g)
+	return pluginhost.Options{Dir: dir, Logger: pluginsLogger(g)}, err
 }
 
 // pluginsLogger shows plugin output only at --log-level debug or trace: the listing is

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,8 +66,14 @@ the restored checkpoint is moved aside into a _moved-aside-* directory of the ou
 				s.log.Info("control endpoint listening", "address", srv.Addr())
 			}
 			start := time.Now()
-			if err := x.Run(jobCtx, job, from); err != nil {
-				if ctx.Err() == nil && jobCtx.Err() != nil {
+			if err := runCancellable(jobCtx, s, func(ctx context.Context) error { return x.Run(ctx, job, from) }); err != nil {
+				if errors.Is(err, errNotEnded) {
+					return err
+				}
+				if ctx.Err() != nil {
+					return fmt.Errorf("job cancelled by a signal: %w", err)
+				}
+				if jobCtx.Err() != nil {
 					fmt.Fprintln(out, "job cancelled")
 					return nil
 				}
@@ -89,6 +97,52 @@ the restored checkpoint is moved aside into a _moved-aside-* directory of the ou
 	cmd.Flags().StringVar(&from, "from", "", `resume from "latest" or a checkpoint/savepoint pointer`)
 	cmd.Flags().BoolVarP(&allowNonRestored, "allow-non-restored-state", "n", false, "restore even if the checkpoint holds state of operators the job no longer has (that state is dropped)")
 	return cmd
+}
+
+// The bounds of a cancelled run (SIGINT, SIGTERM, runner stop): the job gets
+// shutdownGrace to end, then its plugins are killed and it gets killWait more; then the
+// runner exits whatever its plugins do. With the plugin host's and the control endpoint's
+// closing, the runner ends within 10 s of the signal.
+const (
+	shutdownGrace = 5 * time.Second
+	killWait      = 2 * time.Second
+)
+
+// errNotEnded: a cancelled job did not end within shutdownGrace.
+var errNotEnded = errors.New("the job did not end in time after it was cancelled")
+
+// runCancellable returns run(ctx)'s error. Once ctx is cancelled it waits shutdownGrace for
+// run to return, then sends SIGKILL to the session's plugins and waits killWait more; a
+// job that had to be ended this way gives an error wrapping errNotEnded that says so.
+func runCancellable(ctx context.Context, s *session, run func(context.Context) error) error {
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	grace := time.NewTimer(shutdownGrace)
+	defer grace.Stop()
+	select {
+	case err := <-errc:
+		return err
+	case <-grace.C:
+	}
+	killed := s.host.KillNow()
+	what := "no plugin process was running"
+	if len(killed) > 0 {
+		what = "killed its plugins with SIGKILL: " + strings.Join(killed, ", ")
+	}
+	s.log.Error(fmt.Sprintf("the job has not ended %s after it was cancelled: %s", shutdownGrace, what))
+	wait := time.NewTimer(killWait)
+	defer wait.Stop()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("%w (%s); %s; then it ended: %v", errNotEnded, shutdownGrace, what, err)
+	case <-wait.C:
+		return fmt.Errorf("%w (%s); %s; it still had not ended %s later: exiting without it", errNotEnded, shutdownGrace, what, killWait)
+	}
 }
 
 // jobSpec turns the job section into a built-in job's spec.

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +39,10 @@ func newStopCmd(g *globalFlags) *cobra.Command {
 		Short: "Stop the running job, with a savepoint if asked",
 		Long: `Stop the job running with this configuration. With --savepoint the job takes a savepoint
 first and stops once it is complete; the savepoint's pointer is printed as the last line.
-Without it the job is cancelled; it can resume from its latest checkpoint with --from latest.`,
+Without it the job is cancelled, and stop waits (up to 15 s) until the runner has ended: it
+says "job cancelled" only then, and fails if the runner still answers. The runner itself ends
+within 10 s, killing plugins that hold the job up. The job can resume from its latest
+checkpoint with --from latest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withSavepoint {
@@ -49,7 +55,11 @@ Without it the job is cancelled; it can resume from its latest checkpoint with -
 			if err := control.Cancel(cmd.Context(), cfg.Control.Address); err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "job cancelled")
+			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested; waiting up to %s for the job to end\n", stopWait)
+			if err := waitEnded(cmd.Context(), cfg.Control.Address, stopWait); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "job cancelled: its runner at %s has ended\n", cfg.Control.Address)
 			return nil
 		},
 	}
@@ -57,6 +67,36 @@ Without it the job is cancelled; it can resume from its latest checkpoint with -
 	cmd.Flags().BoolVar(&withSavepoint, "savepoint", false, "take a savepoint before stopping")
 	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
 	return cmd
+}
+
+// stopWait bounds how long stop waits for a cancelled job's runner to end: longer than
+// the runner's own bound (it kills plugins that hold the job up and exits within 10 s).
+const stopWait = 15 * time.Second
+
+// waitEnded waits until nothing answers at the control endpoint addr any more: the runner
+// closes it when its job has ended. It fails if something still answers after within.
+func waitEnded(ctx context.Context, addr string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var d net.Dialer
+	for {
+		dctx, dcancel := context.WithTimeout(ctx, time.Second)
+		conn, err := d.DialContext(dctx, "tcp", addr)
+		dcancel()
+		if err != nil && ctx.Err() == nil {
+			return nil // refused: the runner has closed its control endpoint
+		}
+		if conn != nil {
+			conn.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("the job did not end: its runner still answers at %s (rest.address, rest.port) %s after it was asked to cancel; see its log", addr, within)
+		case <-tick.C:
+		}
+	}
 }
 
 func loadForControl(file string) (*config.Config, error) {

@@ -40,42 +40,12 @@ func openSession(ctx context.Context, g *globalFlags, file string) (*session, er
 
 // openSessionWith is openSession; useLock false ignores the lock file (to rewrite it).
 func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock bool) (*session, error) {
-	if file == "" {
-		return nil, fmt.Errorf("--config: a configuration file is required")
-	}
 	log := newLogger(g)
-	cfg, err := config.Load(file)
+	cfg, opts, err := loadConfig(g, file, useLock, log)
 	if err != nil {
 		return nil, err
 	}
-	dir := g.pluginDir
-	if dir == "" && cfg.Plugins.Dir == "" {
-		if dir, err = defaultPluginDir(); err != nil {
-			return nil, err
-		}
-	}
-	if err := cfg.Apply(config.Overrides{PluginDir: dir}); err != nil {
-		return nil, err
-	}
-	checksums, pinnedIn := map[string]string{}, map[string]string{}
-	for name, sum := range cfg.Plugins.Checksums {
-		checksums[name] = sum
-		pinnedIn[name] = fmt.Sprintf("%s:%d (plugins.checksums.%s)", cfg.File, cfg.Line("plugins.checksums."+name), name)
-	}
-	if useLock {
-		lockPath := pluginhost.LockPath(file)
-		lock, err := pluginhost.ReadLockFile(lockPath)
-		if err != nil {
-			return nil, err
-		}
-		for name, p := range lock.Plugins {
-			if pin, ok := checksums[name]; ok && !strings.EqualFold(pin, p.SHA256) {
-				return nil, fmt.Errorf("plugin %s is pinned twice with different checksums: %s in %s, %s in %s", name, pin, pinnedIn[name], p.SHA256, lockPath)
-			}
-			checksums[name], pinnedIn[name] = p.SHA256, lockPath
-		}
-	}
-	host := pluginhost.New(pluginhost.Options{Dir: cfg.Plugins.Dir, Checksums: checksums, PinnedIn: pinnedIn, Logger: log})
+	host := pluginhost.New(opts)
 	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
 		host.Close()
 		return nil, err
@@ -87,6 +57,58 @@ func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock b
 		log.Warn(w)
 	}
 	return &session{cfg: cfg, host: host, log: log}, nil
+}
+
+// loadConfig loads a configuration file (plugin directory applied) and returns the plugin
+// host options it implies: the plugin directory, the pins of plugins.checksums and, with
+// useLock, of the lock file beside the file, which then also refuses unpinned plugins;
+// plugins.allow-outside-dir; the heartbeats. Every command that starts plugins for a
+// configuration goes through here, so that none runs a plugin the lock file does not pin.
+func loadConfig(g *globalFlags, file string, useLock bool, log hclog.Logger) (*config.Config, pluginhost.Options, error) {
+	var opts pluginhost.Options
+	if file == "" {
+		return nil, opts, fmt.Errorf("--config: a configuration file is required")
+	}
+	cfg, err := config.Load(file)
+	if err != nil {
+		return nil, opts, err
+	}
+	dir := g.pluginDir
+	if dir == "" && cfg.Plugins.Dir == "" {
+		if dir, err = defaultPluginDir(); err != nil {
+			return nil, opts, err
+		}
+	}
+	if err := cfg.Apply(config.Overrides{PluginDir: dir}); err != nil {
+		return nil, opts, err
+	}
+	checksums, pinnedIn := map[string]string{}, map[string]string{}
+	for name, sum := range cfg.Plugins.Checksums {
+		checksums[name] = sum
+		pinnedIn[name] = fmt.Sprintf("%s:%d (plugins.checksums.%s)", cfg.File, cfg.Line("plugins.checksums."+name), name)
+	}
+	lockFile := ""
+	if useLock {
+		lockPath := pluginhost.LockPath(file)
+		lock, err := pluginhost.ReadLockFile(lockPath)
+		if err != nil {
+			return nil, opts, err
+		}
+		for name, p := range lock.Plugins {
+			if pin, ok := checksums[name]; ok && !strings.EqualFold(pin, p.SHA256) {
+				return nil, opts, fmt.Errorf("plugin %s is pinned twice with different checksums: %s in %s, %s in %s", name, pin, pinnedIn[name], p.SHA256, lockPath)
+			}
+			checksums[name], pinnedIn[name] = p.SHA256, lockPath
+		}
+		if _, err := os.Stat(lockPath); err == nil {
+			lockFile = lockPath
+		}
+	}
+	return cfg, pluginhost.Options{
+		Dir: cfg.Plugins.Dir, Checksums: checksums, PinnedIn: pinnedIn, Logger: log, LockFile: lockFile,
+		AllowOutsideDir:   cfg.Plugins.AllowOutsideDir,
+		HeartbeatInterval: cfg.Heartbeat.Interval, HeartbeatTimeout: cfg.Heartbeat.Timeout,
+	}, nil
 }
 
 // signalContext is cancelled by SIGINT or SIGTERM.

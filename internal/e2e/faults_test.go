@@ -16,13 +16,17 @@ import (
 )
 
 // faultStorage turns a word count configuration into one whose checkpoint storage is the
-// faultstorage test plugin with the given options, tolerating many failed checkpoints.
+// faultstorage test plugin with the given options; with a timeout, it sets that checkpoint
+// timeout and tolerates many failed checkpoints.
 func faultStorage(t *testing.T, s *wordcountSetup, timeout string, opts ...string) {
 	t.Helper()
+	keys := ""
+	if timeout != "" {
+		keys = "execution.checkpointing.timeout: " + timeout + "\n" +
+			"execution.checkpointing.tolerable-failed-checkpoints: 1000\n"
+	}
 	cfg := strings.Replace(mustRead(t, s.config), "execution.checkpointing.storage: filesystem\n",
-		"execution.checkpointing.storage: faultstorage\n"+
-			"execution.checkpointing.timeout: "+timeout+"\n"+
-			"execution.checkpointing.tolerable-failed-checkpoints: 1000\n", 1)
+		"execution.checkpointing.storage: faultstorage\n"+keys, 1)
 	for _, o := range opts {
 		cfg += "execution.checkpointing.faultstorage." + o + "\n"
 	}
@@ -216,8 +220,9 @@ func waitFor(t *testing.T, r *runner, s string, within time.Duration) {
 	}
 }
 
-// TestDeadlockedBackendIsReplaced: the state backend plugin deadlocks mid-job (its process
-// stays alive, answers nothing more and ignores cancellation). The checkpoint expires, the
+// TestDeadlockedBackendIsReplaced: the state backend plugin deadlocks mid-job, at its first
+// write after a checkpoint completed (its process stays alive, answers heartbeats, answers
+// no call any more and ignores cancellation). The checkpoint expires, the
 // attempt fails, its teardown waits on the plugin until task.cancellation.timeout, the
 // runner kills the plugin, and recovery starts a fresh one and restores: the output is
 // exactly the failure-free one, and no deadlocked process is left behind.
@@ -228,7 +233,7 @@ func TestDeadlockedBackendIsReplaced(t *testing.T) {
 		"execution.checkpointing.timeout: 1s\n" +
 		"execution.checkpointing.tolerable-failed-checkpoints: 0\n" +
 		"task.cancellation.timeout: 2s\n" +
-		"state.backend.hangbackend.hang-after-writes: 40\n" +
+		"state.backend.hangbackend.hang-after-checkpoint: 1\n" +
 		"state.backend.hangbackend.hang-marker: " + marker + "\n"
 	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -243,8 +248,12 @@ func TestDeadlockedBackendIsReplaced(t *testing.T) {
 		t.Fatalf("the deadlocked plugin was not killed:\n%s", tail(out, 30))
 	}
 	t.Log(kill)
-	if !strings.Contains(out, "restarting plugin: plugin=hangbackend") {
+	after := out[strings.Index(out, kill):]
+	if !strings.Contains(after, "restarting plugin: plugin=hangbackend") {
 		t.Fatalf("recovery did not start the killed plugin again:\n%s", tail(out, 30))
+	}
+	if !regexp.MustCompile(`restoring from checkpoint: id=\d+`).MatchString(after) {
+		t.Fatalf("recovery did not restore the latest checkpoint:\n%s", tail(out, 30))
 	}
 	t.Logf("recovered and finished in %s", time.Since(start).Round(time.Millisecond))
 	var pids []int

@@ -43,6 +43,8 @@ type Config struct {
 	Restart Restart
 	// Control holds the rest.* settings.
 	Control Control
+	// Heartbeat holds the heartbeat.* settings.
+	Heartbeat Heartbeat
 	// Deprecations has one message per deprecated key or value used, naming the replacement.
 	Deprecations []string
 	// Warnings are things that load but probably do not do what the user meant.
@@ -91,6 +93,16 @@ type Plugins struct {
 	Dir string
 	// Checksums pins plugin binaries by name.
 	Checksums map[string]string
+	// AllowOutsideDir names the plugins whose symlink may lead out of Dir
+	// (plugins.allow-outside-dir, comma-separated).
+	AllowOutsideDir []string
+}
+
+// Heartbeat holds the heartbeat.* settings (Flink's TaskManager heartbeat): the runner
+// pings each plugin process every Interval (default 10s) and kills one that has not
+// answered for Timeout (default 50s).
+type Heartbeat struct {
+	Interval, Timeout time.Duration
 }
 
 // Job holds the job.* settings.
@@ -147,6 +159,8 @@ const (
 	DefaultRestartAttempts     = 3
 	DefaultRestartDelay        = time.Second
 	DefaultCancellationTimeout = 30 * time.Second
+	DefaultHeartbeatInterval   = 10 * time.Second
+	DefaultHeartbeatTimeout    = 50 * time.Second
 	DefaultRestAddress         = "127.0.0.1"
 	DefaultRestPort            = 8081
 )
@@ -170,6 +184,7 @@ func defaults(file string) *Config {
 		},
 		Restart:      Restart{Type: "fixed-delay", Attempts: DefaultRestartAttempts, Delay: DefaultRestartDelay, CancellationTimeout: DefaultCancellationTimeout},
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},
+		Heartbeat:    Heartbeat{Interval: DefaultHeartbeatInterval, Timeout: DefaultHeartbeatTimeout},
 		lines:        map[string]int{},
 		written:      map[string]string{},
 		backendOpts:  map[string]map[string]optValue{},

@@ -39,6 +39,11 @@ const (
 	KeyRestartDelay        = "restart-strategy.fixed-delay.delay"
 	KeyStartOverOnLoss     = "execution.recovery.start-over-on-checkpoint-loss"
 	KeyCancellationTimeout = "task.cancellation.timeout"
+	KeyHeartbeatInterval   = "heartbeat.interval"
+	KeyHeartbeatTimeout    = "heartbeat.timeout"
+	// KeyAllowOutsideDir names, comma-separated, the plugins whose symlink in the plugin
+	// directory may lead out of it.
+	KeyAllowOutsideDir     = "plugins.allow-outside-dir"
 	KeyRestAddress         = "rest.address"
 	KeyRestPort            = "rest.port"
 	backendOptionPrefix    = "state.backend."
@@ -98,6 +103,9 @@ var currentKeys = map[string]keyDef{
 	KeyRestartDelay:        {kind: kindDuration},
 	KeyStartOverOnLoss:     {kind: kindBool},
 	KeyCancellationTimeout: {kind: kindDuration},
+	KeyHeartbeatInterval:   {kind: kindDuration},
+	KeyHeartbeatTimeout:    {kind: kindDuration},
+	KeyAllowOutsideDir:     {kind: kindString},
 	KeyRestAddress:         {kind: kindString},
 	KeyRestPort:            {kind: kindInt, min: 0, max: 65535},
 }

@@ -273,6 +273,17 @@ func (p *parser) set(key string, v any) {
 		c.Restart.StartOverOnCheckpointLoss = v.(bool)
 	case KeyCancellationTimeout:
 		c.Restart.CancellationTimeout = v.(time.Duration)
+	case KeyHeartbeatInterval:
+		c.Heartbeat.Interval = v.(time.Duration)
+	case KeyHeartbeatTimeout:
+		c.Heartbeat.Timeout = v.(time.Duration)
+	case KeyAllowOutsideDir:
+		c.Plugins.AllowOutsideDir = nil
+		for _, name := range strings.Split(v.(string), ",") {
+			if name = strings.TrimSpace(name); name != "" {
+				c.Plugins.AllowOutsideDir = append(c.Plugins.AllowOutsideDir, name)
+			}
+		}
 	case KeyRestAddress:
 		p.address = v.(string)
 	case KeyRestPort:
@@ -290,6 +301,14 @@ func (p *parser) finish() {
 		}
 		p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w: job.parallelism (%d) exceeds job.max-parallelism (%d)",
 			ErrBadValue, c.Job.Parallelism, c.Job.MaxParallelism))
+	}
+	if h := c.Heartbeat; h.Interval <= 0 || h.Timeout <= h.Interval {
+		key := KeyHeartbeatTimeout
+		if c.lines[key] == 0 {
+			key = KeyHeartbeatInterval
+		}
+		p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w: heartbeat.interval (%s) must be positive and below heartbeat.timeout (%s)",
+			ErrBadValue, h.Interval, h.Timeout))
 	}
 	if c.Restart.Type == "none" {
 		if p.attemptsGiven && c.Restart.Attempts > 0 {

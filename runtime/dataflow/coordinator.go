@@ -53,13 +53,22 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 		p := &pendingCheckpoint{started: time.Now(), final: final, request: req}
 		var err error
 		access := env.Checkpoints.Access()
+		// Setting up the location is part of the checkpoint: a storage that hangs here
+		// must not stall the coordinator past execution.checkpointing.timeout.
+		ictx, cancel := context.WithDeadline(ctx, p.started.Add(env.Timeout))
 		if req != nil {
-			p.loc, err = access.InitializeLocationForSavepoint(ctx, id, req.Target)
+			p.loc, err = access.InitializeLocationForSavepoint(ictx, id, req.Target)
 		} else {
-			p.loc, err = access.InitializeLocationForCheckpoint(ctx, id)
+			p.loc, err = access.InitializeLocationForCheckpoint(ictx, id)
 		}
+		expired := ictx.Err() != nil && ctx.Err() == nil
+		cancel()
 		if err != nil {
-			err = fmt.Errorf("checkpoint %d: initialize location: %w", id, err)
+			if expired {
+				err = fmt.Errorf("checkpoint %d expired after %s (execution.checkpointing.timeout) while its location was initialized: %w", id, env.Timeout, err)
+			} else {
+				err = fmt.Errorf("checkpoint %d: initialize location: %w", id, err)
+			}
 			if req != nil {
 				req.Reply <- SavepointResult{Err: err}
 				return nil
@@ -67,7 +76,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			return a.failed(&failures, err)
 		}
 		p.b = &barrier{id: id, savepoint: req != nil, streams: checkpoint.Checksummed(p.loc)}
-		p.deadline = time.NewTimer(env.Timeout)
+		p.deadline = time.NewTimer(time.Until(p.started.Add(env.Timeout)))
 		pending = p
 		a.log.Debug("triggering checkpoint", "id", id, "savepoint", req != nil, "final", final)
 		for _, s := range a.sources {

@@ -8,11 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -39,6 +41,16 @@ type Options struct {
 	// InProcess runs a plugin from Builtins, when there is one by that name, instead of
 	// its binary.
 	InProcess bool
+	// LockFile, when set, is the lock file in force (its path, for messages): a plugin
+	// binary without a pin in Checksums is then refused, never started.
+	LockFile string
+	// AllowOutsideDir names the plugins whose symlink may lead out of Dir
+	// (plugins.allow-outside-dir).
+	AllowOutsideDir []string
+	// HeartbeatInterval and HeartbeatTimeout (heartbeat.interval, heartbeat.timeout): while
+	// an instance's process runs, the host pings it every interval and kills it when no
+	// answer came for timeout. A zero interval or timeout sends no heartbeats.
+	HeartbeatInterval, HeartbeatTimeout time.Duration
 }
 
 // Host starts and keeps the runner's plugin processes.
@@ -94,7 +106,7 @@ func (h *Host) newInstance(name string) (*Instance, error) {
 		return &Instance{name: name, builtin: f, logger: h.logger}, nil
 	}
 	path := filepath.Join(h.opts.Dir, Prefix+name)
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Lstat(path); err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("plugin %s: %w", name, err)
 		}
@@ -103,10 +115,23 @@ func (h *Host) newInstance(name string) (*Instance, error) {
 		}
 		return nil, h.unknown(name)
 	}
-	if err := checkPermissions(h.opts.Dir, path); err != nil {
+	if err := h.pinned(name); err != nil {
 		return nil, err
 	}
-	return &Instance{name: name, path: path, sha256: h.opts.Checksums[name], pinnedIn: h.opts.PinnedIn[name], logger: h.logger}, nil
+	resolved, err := h.resolve(name, path)
+	if err != nil {
+		return nil, err
+	}
+	return &Instance{name: name, path: resolved, sha256: h.opts.Checksums[name], pinnedIn: h.opts.PinnedIn[name],
+		logger: h.logger, heartbeat: heartbeat{every: h.opts.HeartbeatInterval, timeout: h.opts.HeartbeatTimeout}}, nil
+}
+
+// pinned refuses plugin name when a lock file is in force and pins no checksum for it.
+func (h *Host) pinned(name string) error {
+	if h.opts.LockFile == "" || h.opts.Checksums[name] != "" {
+		return nil
+	}
+	return fmt.Errorf("plugin %s: %w in %s: refusing to run it; if it is intended, pin it with `runner plugins lock`", name, ErrUnpinned, h.opts.LockFile)
 }
 
 // unknown explains that plugin name does not exist, listing the names that do.
@@ -141,19 +166,45 @@ func (h *Host) names() ([]string, error) {
 	return names, nil
 }
 
-// Close kills every plugin process; the host opens nothing afterwards.
+// Close kills every plugin process (each gets host.KillGrace to exit, all at once); the
+// host opens nothing afterwards.
 func (h *Host) Close() {
 	h.mu.Lock()
 	h.closed = true
 	instances := h.instances
 	h.instances = map[string]*Instance{}
 	h.mu.Unlock()
+	eachInstance(instances, (*Instance).Kill)
+}
+
+// KillNow sends SIGKILL to every running plugin process at once and returns once they are
+// gone, naming them ("hashmap (pid 123)"): for a runner that must end while its plugins
+// hold it up. The host stays open.
+func (h *Host) KillNow() []string {
+	h.mu.Lock()
+	instances := maps.Clone(h.instances)
+	h.mu.Unlock()
+	var mu sync.Mutex
+	var killed []string
+	eachInstance(instances, func(in *Instance) {
+		if pid := in.killNow("the runner is ending"); pid > 0 {
+			mu.Lock()
+			killed = append(killed, fmt.Sprintf("%s (pid %d)", in.Name(), pid))
+			mu.Unlock()
+		}
+	})
+	sort.Strings(killed)
+	return killed
+}
+
+// eachInstance calls f on every instance concurrently and waits for all.
+func eachInstance(instances map[string]*Instance, f func(*Instance)) {
 	var wg sync.WaitGroup
 	for _, in := range instances {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			in.Kill()
+			f(in)
 		}()
 	}
 	wg.Wait()

@@ -14,17 +14,20 @@ import (
 
 // Instance is one plugin, running in its own process or (a builtin) in the runner's.
 type Instance struct {
-	name     string
-	path     string // binary; empty for a builtin
-	sha256   string
-	pinnedIn string
-	builtin  func() sdk.Plugin
-	logger   hclog.Logger
+	name      string
+	path      string // binary; empty for a builtin
+	sha256    string
+	pinnedIn  string
+	builtin   func() sdk.Plugin
+	logger    hclog.Logger
+	heartbeat heartbeat
 
-	mu     sync.Mutex
-	proc   *host.Plugin // process of a binary
-	impl   sdk.Plugin   // value of a builtin
-	killed chan struct{}
+	mu         sync.Mutex
+	proc       *host.Plugin // process of a binary
+	impl       sdk.Plugin   // value of a builtin
+	killed     chan struct{}
+	stopBeats  func() // stops the heartbeats of proc
+	killReason string // why the runner killed proc, for ExitError
 }
 
 // neverDone is the Done channel of builtins: they exit with the runner.
@@ -50,7 +53,8 @@ func (in *Instance) start(ctx context.Context) error {
 	if got := p.Info().Name; got != in.name {
 		in.logger.Warn("plugin reports another name than its file", "plugin", in.name, "reported", got, "path", in.path)
 	}
-	in.proc = p
+	in.proc, in.killReason = p, ""
+	in.stopBeats = in.heartbeat.start(in, p)
 	return nil
 }
 
@@ -131,7 +135,11 @@ func (in *Instance) ExitError() error {
 	if in.proc == nil {
 		return nil
 	}
-	return in.proc.ExitError()
+	err := in.proc.ExitError()
+	if err != nil && in.killReason != "" {
+		return fmt.Errorf("killed by the runner: %s: %w", in.killReason, err)
+	}
+	return err
 }
 
 // Pid returns the plugin's process id, 0 for a builtin.
@@ -158,12 +166,14 @@ func (in *Instance) Restart(ctx context.Context) error {
 	return nil
 }
 
-// Kill stops the plugin's process and waits until it is gone.
+// Kill stops the plugin's process and returns once it is gone: the process gets
+// host.KillGrace to exit when asked, then SIGKILL.
 func (in *Instance) Kill() {
 	in.mu.Lock()
-	proc, killed := in.proc, in.killed
+	proc, killed, stop := in.proc, in.killed, in.stopBeats
 	in.mu.Unlock()
 	if proc != nil {
+		stop()
 		proc.Kill()
 		return
 	}
@@ -174,4 +184,20 @@ func (in *Instance) Kill() {
 			close(killed)
 		}
 	}
+}
+
+// killNow sends SIGKILL to the plugin's process at once, recording why, and returns its
+// pid once it is gone; 0 when there was no running process (or for a builtin).
+func (in *Instance) killNow(reason string) int {
+	in.mu.Lock()
+	proc, stop := in.proc, in.stopBeats
+	if proc == nil || proc.Exited() {
+		in.mu.Unlock()
+		return 0
+	}
+	in.killReason = reason
+	in.mu.Unlock()
+	stop()
+	proc.KillNow()
+	return proc.Pid()
 }

@@ -32,14 +32,15 @@ type Listing struct {
 }
 
 // List starts every file of the plugin directory, one after the other, asks it what it
-// is and stops it. A broken file is listed with its error, not hidden. A missing or
-// unreadable directory gives one listing carrying the error.
+// is and stops it. A broken file is listed with its error, not hidden; a file the host
+// refuses to run (see Open: unpinned while a lock file is in force, insecure, a symlink
+// leaving the directory or leading nowhere) is listed with the reason, never started. A
+// missing or unreadable directory gives one listing carrying the error.
 func (h *Host) List(ctx context.Context) []Listing {
 	entries, err := os.ReadDir(h.opts.Dir)
 	if err != nil {
 		return []Listing{{Path: h.opts.Dir, Err: fmt.Errorf("plugin directory: %w", err)}}
 	}
-	dirErr := notWorldWritable(h.opts.Dir, "plugin directory")
 	var out []Listing
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") || e.IsDir() {
@@ -51,29 +52,30 @@ func (h *Host) List(ctx context.Context) []Listing {
 		if ok {
 			l.Name = name
 		}
-		l.SHA256, err = fileSHA256(path)
-		switch {
-		case err != nil:
-			l.Err = err
-		case !ok:
-			l.Err = fmt.Errorf("file %s is not named %sNAME", path, Prefix)
-		case dirErr != nil:
-			l.Err = dirErr
-		default:
-			l.Err = h.describe(ctx, name, path, &l)
-		}
+		l.Err = h.describe(ctx, name, path, ok, &l)
 		out = append(out, l)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// describe fills l from the plugin at path, started for the occasion.
-func (h *Host) describe(ctx context.Context, name, path string, l *Listing) error {
-	if err := notWorldWritable(path, "plugin binary"); err != nil {
+// describe fills l from the plugin at path, started for the occasion when the host would
+// run it.
+func (h *Host) describe(ctx context.Context, name, path string, named bool, l *Listing) error {
+	resolved, err := h.resolve(name, path)
+	if err != nil {
 		return err
 	}
-	p, err := host.Start(ctx, host.Config{Path: path, SHA256: h.opts.Checksums[name], Logger: h.logger})
+	if l.SHA256, err = fileSHA256(resolved); err != nil {
+		return err
+	}
+	if !named {
+		return fmt.Errorf("file %s is not named %sNAME", path, Prefix)
+	}
+	if err := h.pinned(name); err != nil {
+		return err
+	}
+	p, err := host.Start(ctx, host.Config{Path: resolved, SHA256: h.opts.Checksums[name], Logger: h.logger})
 	if err != nil {
 		return err
 	}

@@ -79,7 +79,7 @@ func TestOpenReuseRestartKill(t *testing.T) {
 	in.Kill()
 	select {
 	case <-in.Done():
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Done not closed after Kill")
 	}
 	if in.Alive() || in.ExitError() == nil {
@@ -255,7 +255,7 @@ func TestPluginLogsReachTheLogger(t *testing.T) {
 	if _, err := h.Open(ctxT(t), "noisy"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // an outer bound: the line comes on its own time
 	for !strings.Contains(buf.String(), "runner.flowstate-plugin-noisy: noise") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no plugin log line under the plugin's name in:\n%.2000s", buf.String())

@@ -1,19 +1,12 @@
 package host
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"github.com/hashicorp/go-plugin"
 
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -32,34 +25,12 @@ var (
 	ErrNoCommonProtocol = errors.New("no common protocol version")
 )
 
-func newSHA256() hash.Hash { return sha256.New() }
-
-// fileSHA256 returns the hex SHA-256 of the file at path.
-func fileSHA256(path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
 var pluginVersionRE = regexp.MustCompile(`Plugin version: (\d+)`)
 
 // startError explains why go-plugin could not start the plugin at path.
-func (p *Plugin) startError(path, pin string, hostProtocols []int, err error) error {
+func (p *Plugin) startError(path string, hostProtocols []int, err error) error {
 	msg := err.Error()
 	switch {
-	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
-		actual, herr := fileSHA256(path)
-		if herr != nil {
-			actual = "unreadable: " + herr.Error()
-		}
-		return fmt.Errorf("plugin %s: %w: expected sha256 %s, actual %s", path, ErrChecksumMismatch, strings.ToLower(pin), actual)
 	case strings.Contains(msg, "Unrecognized remote plugin message") && !strings.Contains(msg, "Failed to read any lines"):
 		line := firstLineAfter(msg, "Unrecognized remote plugin message:")
 		return fmt.Errorf("plugin %s: %w: it printed %q on stdout instead of the handshake%s", path, ErrNotPlugin, line, p.stderr.format())

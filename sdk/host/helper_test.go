@@ -83,11 +83,11 @@ func TestHostKilledLeavesNoPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(time.Minute) // an outer bound; the kernel kills it at once
 	for processAlive(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("plugin %d still runs 5 s after its host was killed", pid)
+			t.Fatalf("plugin %d still runs a minute after its host was killed", pid)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

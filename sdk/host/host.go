@@ -5,10 +5,8 @@ package host
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -68,21 +66,25 @@ type Plugin struct {
 	info   Info
 	client *plugin.Client
 	cmd    *exec.Cmd
+	proto  plugin.ClientProtocol
 	remote remote
 	stderr *tail
 	killMu sync.Mutex
 }
 
 // Start starts the plugin binary cfg.Path, completes the handshake and asks the plugin
-// what it is. Every error names the file. The caller must Kill the plugin when done.
+// what it is. The checks (an executable regular file, the SHA-256 pin) read the very file
+// that is executed. Every error names the file. The caller must Kill the plugin when done.
 func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	path, err := filepath.Abs(cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("plugin %s: %w", cfg.Path, err)
 	}
-	if err := checkExecutable(path); err != nil {
+	bin, err := openBinary(path, cfg.SHA256)
+	if err != nil {
 		return nil, err
 	}
+	defer bin.close() // the child has its own descriptor once started
 	logger := cfg.Logger
 	if logger == nil {
 		logger = hclog.Default()
@@ -105,12 +107,12 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 		versioned[v] = plugin.PluginSet{wire.PluginName: gp}
 	}
 
-	cmd := exec.Command(path)
+	cmd := bin.command()
 	cmd.Env = []string{wire.LogLevelEnv + "=" + levelName(logger)}
 	cmd.SysProcAttr = sysProcAttr()
 	named := logger.Named(filepath.Base(path))
 	p := &Plugin{cmd: cmd, stderr: newTail(stderrTailLines)}
-	cc := &plugin.ClientConfig{
+	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  sdk.Handshake,
 		VersionedPlugins: versioned,
 		Cmd:              cmd,
@@ -119,64 +121,61 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 		Stderr:           p.stderr,
 		SyncStdout:       newLineLogger(named, hclog.Info),
 		SyncStderr:       newLineLogger(named, hclog.Warn),
-		Logger:           logger,
+		Logger:           pluginNamed{Logger: logger, path: path, exec: cmd.Path},
+	})
+	if err := p.handshake(ctx, path, timeout, protocols); err != nil {
+		p.KillNow()
+		return nil, err
 	}
-	if cfg.SHA256 != "" {
-		sum, err := hex.DecodeString(cfg.SHA256)
-		if err != nil || len(sum) != 32 {
-			return nil, fmt.Errorf("plugin %s: checksum pin %q is not a hex SHA-256", path, cfg.SHA256)
-		}
-		cc.SecureConfig = &plugin.SecureConfig{Checksum: sum, Hash: newSHA256()}
-	}
-	p.client = plugin.NewClient(cc)
+	return p, nil
+}
 
-	proto, err := connect(ctx, p.client)
+// handshake connects to the started plugin and asks it what it is.
+func (p *Plugin) handshake(ctx context.Context, path string, timeout time.Duration, protocols []int) error {
+	proto, err := connect(ctx, p)
 	if err != nil {
-		p.client.Kill()
-		return nil, p.startError(path, cfg.SHA256, protocols, err)
+		p.KillNow() // its exit status and last stderr lines complete the error
+		return p.startError(path, protocols, err)
 	}
 	raw, err := proto.Dispense(wire.PluginName)
 	if err != nil {
-		p.client.Kill()
-		return nil, fmt.Errorf("plugin %s: %w", path, err)
+		return fmt.Errorf("plugin %s: %w", path, err)
 	}
 	r, ok := raw.(remote)
 	if !ok {
-		p.client.Kill()
-		return nil, fmt.Errorf("plugin %s: unexpected client type %T", path, raw)
+		return fmt.Errorf("plugin %s: unexpected client type %T", path, raw)
 	}
-	p.remote = r
+	p.proto, p.remote = proto, r
 	dctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	info, kinds, _, err := r.Describe(dctx)
 	if err != nil {
-		p.client.Kill()
-		return nil, fmt.Errorf("plugin %s: describing itself: %w", path, err)
+		return fmt.Errorf("plugin %s: describing itself: %w", path, err)
 	}
 	if len(kinds) == 0 {
-		p.client.Kill()
-		return nil, fmt.Errorf("plugin %s (%s) serves no kind", path, info.Name)
+		return fmt.Errorf("plugin %s (%s) serves no kind", path, info.Name)
 	}
 	p.info = Info{Name: info.Name, Version: info.Version, Kinds: kinds, Protocol: p.client.NegotiatedVersion(), Path: path}
-	return p, nil
+	return nil
 }
 
-// connect completes go-plugin's start-up, or gives up when ctx ends.
-func connect(ctx context.Context, c *plugin.Client) (plugin.ClientProtocol, error) {
+// connect completes go-plugin's start-up, or gives up (killing the process) when ctx
+// ends.
+func connect(ctx context.Context, p *Plugin) (plugin.ClientProtocol, error) {
 	type result struct {
 		cp  plugin.ClientProtocol
 		err error
 	}
 	ch := make(chan result, 1)
 	go func() {
-		cp, err := c.Client()
+		cp, err := p.client.Client()
 		ch <- result{cp, err}
 	}()
 	select {
 	case r := <-ch:
 		return r.cp, r.err
 	case <-ctx.Done():
-		c.Kill()
+		p.KillNow()
 		<-ch
 		return nil, ctx.Err()
 	}
@@ -229,14 +228,6 @@ func (p *Plugin) Exited() bool {
 // Pid returns the plugin's process id.
 func (p *Plugin) Pid() int { return p.cmd.Process.Pid }
 
-// Kill stops the plugin: it asks it to exit, and kills it after 2 s. It returns once the
-// process is gone.
-func (p *Plugin) Kill() {
-	p.killMu.Lock()
-	defer p.killMu.Unlock()
-	p.client.Kill()
-}
-
 // ExitError says how the plugin process ended (exit status and its last stderr lines);
 // nil while it runs.
 func (p *Plugin) ExitError() error {
@@ -253,20 +244,37 @@ func exitState(cmd *exec.Cmd) string {
 	return cmd.ProcessState.String()
 }
 
-// checkExecutable makes sure path is an executable regular file.
-func checkExecutable(path string) error {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("plugin %s: %w", path, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("plugin %s is not a regular file (mode %s): %w", path, fi.Mode(), ErrNotExecutable)
-	}
-	if fi.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("plugin %s is not executable (mode %s): %w", path, fi.Mode(), ErrNotExecutable)
-	}
-	return nil
+// pluginNamed is the host's logger as go-plugin gets it. go-plugin names a plugin by the
+// path it executes: under Named(its base name) for the plugin's lines, in a "plugin" or
+// "path" argument of its own lines. When the binary runs from its open file that path is a
+// descriptor's; pluginNamed puts the binary's path (and base name) in its place.
+type pluginNamed struct {
+	hclog.Logger
+	path, exec string
 }
+
+// Named returns the host's logger named after the plugin binary, whatever name is asked.
+func (l pluginNamed) Named(string) hclog.Logger { return l.Logger.Named(filepath.Base(l.path)) }
+
+func (l pluginNamed) args(args []any) []any {
+	out := slices.Clone(args)
+	for i, a := range out {
+		if s, ok := a.(string); ok && s == l.exec {
+			out[i] = l.path
+		}
+	}
+	return out
+}
+
+// Log and the level methods log with the binary's path in place of the executed one.
+func (l pluginNamed) Log(level hclog.Level, msg string, args ...any) {
+	l.Logger.Log(level, msg, l.args(args)...)
+}
+func (l pluginNamed) Trace(msg string, args ...any) { l.Logger.Trace(msg, l.args(args)...) }
+func (l pluginNamed) Debug(msg string, args ...any) { l.Logger.Debug(msg, l.args(args)...) }
+func (l pluginNamed) Info(msg string, args ...any)  { l.Logger.Info(msg, l.args(args)...) }
+func (l pluginNamed) Warn(msg string, args ...any)  { l.Logger.Warn(msg, l.args(args)...) }
+func (l pluginNamed) Error(msg string, args ...any) { l.Logger.Error(msg, l.args(args)...) }
 
 func levelName(l hclog.Logger) string {
 	lv := l.GetLevel()

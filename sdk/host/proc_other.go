@@ -6,3 +6,6 @@ import "syscall"
 
 // sysProcAttr: no parent-death signal off Linux; sdk.Serve watches its parent instead.
 func sysProcAttr() *syscall.SysProcAttr { return nil }
+
+// execPath: off Linux the binary is executed by its path, after the checks.
+func execPath() (string, bool) { return "", false }

@@ -45,20 +45,22 @@ func TestStartErrorsNameTheFile(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 
+	// Both fail on what the program does, not on the start timeout, which is long here.
+	const long = 10 * time.Minute
 	start := time.Now()
-	err := startErr(t, host.Config{Path: pluginPath("junk")})
+	err := startErr(t, host.Config{Path: pluginPath("junk"), StartTimeout: long})
 	if !errors.Is(err, host.ErrNotPlugin) || !strings.Contains(err.Error(), "hello, I am not a plugin") {
 		t.Errorf("junk on stdout: %v", err)
 	}
 
-	err = startErr(t, host.Config{Path: pluginPath("crash")})
+	err = startErr(t, host.Config{Path: pluginPath("crash"), StartTimeout: long})
 	if !errors.Is(err, host.ErrExited) || !strings.Contains(err.Error(), "exit status 3") ||
 		!strings.Contains(err.Error(), "fatal: cannot open the state directory") || !strings.Contains(err.Error(), "crash line 7\n") ||
 		strings.Contains(err.Error(), "crash line 6\n") {
 		t.Errorf("crash at start-up: %v, want exit status 3 and the last 10 stderr lines", err)
 	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("failing start-ups took %s, want them to fail fast", d)
+	if d := time.Since(start); d >= long {
+		t.Errorf("failing start-ups took %s: they waited for the start timeout", d)
 	}
 
 	// A program that never answers: the start timeout.
@@ -115,7 +117,7 @@ func TestKillAndExitError(t *testing.T) {
 	}
 	select {
 	case <-p.Done():
-	case <-time.After(10 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Done not closed after the plugin was killed")
 	}
 	err := p.ExitError()
@@ -139,11 +141,7 @@ func TestNoisyPluginWorks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	start := time.Now()
-	p.Kill()
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("Kill took %s", d)
-	}
+	p.Kill() // returns once the process is gone, after at most host.KillGrace and a SIGKILL
 	if !p.Exited() {
 		t.Error("plugin runs after Kill")
 	}

@@ -62,10 +62,31 @@ func (l *location) DisposeOnFailure(_ context.Context) error {
 	if err := l.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return wrapf(err, "dispose failed checkpoint: remove '%s'", meta)
 	}
-	if err := l.fs.RemoveAll(l.dir); err != nil {
+	if err := removeDir(l.fs, l.dir); err != nil {
 		return wrapf(err, "dispose failed checkpoint: remove '%s'", l.dir)
 	}
 	return nil
+}
+
+// removeDirTries bounds the passes of removeDir.
+const removeDirTries = 10
+
+// removeDir removes dir and everything in it. A stream of the failed checkpoint that is
+// still being written (a subtask late with its snapshot, a metadata publication the
+// runner gave up on) can create a file in dir while RemoveAll runs, which then fails with
+// "directory not empty" and would leave a checkpoint directory without metadata behind:
+// removeDir tries again until dir is gone, after which no file can be created in it.
+func removeDir(store fsys.FS, dir string) error {
+	var err error
+	for range removeDirTries {
+		if err = store.RemoveAll(dir); err == nil {
+			return nil
+		}
+		if _, serr := store.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return err
 }
 
 // LocationReference implements sdk.CheckpointStorageLocation: the directory's path.
