@@ -16,7 +16,7 @@ import (
 func DecodeValue(stateType string, b []byte) (json.RawMessage, bool) {
 	switch {
 	case strings.HasPrefix(stateType, "value[") && strings.HasSuffix(stateType, "]"):
-		return decodeCodec(stateType[len("value[") : len(stateType)-1], b)
+		return decodeCodec(stateType[len("value["):len(stateType)-1], b)
 	case strings.HasPrefix(stateType, "list[") && strings.HasSuffix(stateType, "]"):
 		return decodeList(stateType[len("list["):len(stateType)-1], b)
 	case strings.HasPrefix(stateType, "map[") && strings.HasSuffix(stateType, "]"):
