@@ -27,13 +27,13 @@ type Entry struct {
 	Size int
 }
 
-// Entries calls fn for every keyed state entry of operator op, subtask by subtask, handle
+// Entries calls fn for every keyed state entry of operator op, subtask by subtask (by index), handle
 // by handle (entries of one handle come in the order its streams hold them). A handle in a
 // format this package does not decode fails with an error wrapping ErrNotDecoded; every
 // error names the operator and subtask.
 func (c *Checkpoint) Entries(ctx context.Context, op *checkpoint.OperatorState, fn func(e Entry) error) error {
 	r := checkpoint.Reader{Access: c.Access}
-	for _, st := range op.Subtasks {
+	for _, st := range byIndex(op.Subtasks) {
 		for _, h := range st.Keyed {
 			err := readHandle(ctx, r, h, func(k, v []byte) error {
 				g, name, key, err := state.SplitStateKey(k)
@@ -48,6 +48,14 @@ func (c *Checkpoint) Entries(ctx context.Context, op *checkpoint.OperatorState, 
 		}
 	}
 	return nil
+}
+
+// byIndex returns the subtasks sorted by index (metadata lists them in the order they
+// acknowledged the checkpoint).
+func byIndex(subtasks []checkpoint.SubtaskState) []checkpoint.SubtaskState {
+	out := append([]checkpoint.SubtaskState(nil), subtasks...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
 }
 
 // stateTypes returns the types of the states op declared, by name.

@@ -152,7 +152,7 @@ func (c *Checkpoint) inspectOperator(ctx context.Context, op *checkpoint.Operato
 	for _, s := range op.States {
 		stateOf(s.Name, s.Type)
 	}
-	for _, st := range op.Subtasks {
+	for _, st := range byIndex(op.Subtasks) {
 		sr := SubtaskReport{Index: st.Index, OperatorStateBytes: len(st.Operator), Handles: []HandleReport{}}
 		or.OperatorStateBytes += int64(len(st.Operator))
 		for _, h := range st.Keyed {

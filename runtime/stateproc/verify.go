@@ -30,7 +30,7 @@ func (c *Checkpoint) Verify(ctx context.Context) ([]StreamCheck, error) {
 	r := checkpoint.Reader{Access: c.Access}
 	var out []StreamCheck
 	for _, op := range c.Metadata.Operators {
-		for _, st := range op.Subtasks {
+		for _, st := range byIndex(op.Subtasks) {
 			for _, h := range st.Keyed {
 				for _, f := range h.Files {
 					if err := ctx.Err(); err != nil {
