@@ -52,6 +52,19 @@ func openStorage(ctx context.Context, g *globalFlags, file string) (*storageSess
 	return &storageSession{session: s, storage: storage, access: access, job: job}, nil
 }
 
+// withStorage runs fn with the checkpoint storage of the configuration file open; SIGINT
+// or SIGTERM cancels it.
+func withStorage(g *globalFlags, file string, fn func(ctx context.Context, s *storageSession) error) error {
+	ctx, stop := signalContext()
+	defer stop()
+	s, err := openStorage(ctx, g, file)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return fn(ctx, s)
+}
+
 // open opens the checkpoint pointer names; "latest" is the newest completed checkpoint
 // of the configured job.
 func (s *storageSession) open(ctx context.Context, pointer string) (*stateproc.Checkpoint, error) {
@@ -76,18 +89,13 @@ func stateCommand(g *globalFlags, use, short, long string, run func(ctx context.
 		Use: use, Short: short, Long: long,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signalContext()
-			defer stop()
-			s, err := openStorage(ctx, g, file)
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			c, err := s.open(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			return run(ctx, cmd, c)
+			return withStorage(g, file, func(ctx context.Context, s *storageSession) error {
+				c, err := s.open(ctx, args[0])
+				if err != nil {
+					return err
+				}
+				return run(ctx, cmd, c)
+			})
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML): its checkpoint storage reads the checkpoint")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -20,29 +21,24 @@ until its first checkpoint completes.`
 
 // disposeCheckpoint deletes the checkpoint or savepoint pointer names.
 func disposeCheckpoint(cmd *cobra.Command, g *globalFlags, file, pointer string, force bool) error {
-	ctx, stop := signalContext()
-	defer stop()
-	s, err := openStorage(ctx, g, file)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	d, err := stateproc.Dispose(ctx, s.storage, s.access, pointer, force)
-	if err != nil {
-		return err
-	}
-	out := cmd.OutOrStdout()
-	what := "checkpoint of unreadable metadata"
-	if m := d.Metadata; m != nil {
-		what = "checkpoint"
-		if m.Savepoint {
-			what = "savepoint"
+	return withStorage(g, file, func(ctx context.Context, s *storageSession) error {
+		d, err := stateproc.Dispose(ctx, s.storage, s.access, pointer, force)
+		if err != nil {
+			return err
 		}
-		what = fmt.Sprintf("%s %d of job %q", what, m.CheckpointID, m.JobID)
-	}
-	fmt.Fprintf(out, "disposed of %s: %s\n", what, d.Location.ExternalPointer)
-	if d.SharedLeft > 0 {
-		fmt.Fprintf(out, "left %d shared state files it referenced in place: other checkpoints may reference them\n", d.SharedLeft)
-	}
-	return nil
+		out := cmd.OutOrStdout()
+		what := "checkpoint of unreadable metadata"
+		if m := d.Metadata; m != nil {
+			what = "checkpoint"
+			if m.Savepoint {
+				what = "savepoint"
+			}
+			what = fmt.Sprintf("%s %d of job %q", what, m.CheckpointID, m.JobID)
+		}
+		fmt.Fprintf(out, "disposed of %s: %s\n", what, d.Location.ExternalPointer)
+		if d.SharedLeft > 0 {
+			fmt.Fprintf(out, "left %d shared state files it referenced in place: other checkpoints may reference them\n", d.SharedLeft)
+		}
+		return nil
+	})
 }

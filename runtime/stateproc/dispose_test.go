@@ -16,12 +16,8 @@ import (
 // pointer that does not resolve is refused, so are the job's newest checkpoint and one
 // whose metadata is damaged unless forced; what is disposed of no longer resolves.
 func TestDispose(t *testing.T) {
-	f := newFixture(t, config.Hashmap, false)
-	w := newWordCount(t, f.dir, 100<<10)
-	done, err := f.run(t, w.job(t, 0, 5000), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := runWordCount(t, config.Hashmap, false, 100<<10, 5000, 0)
+	done := f.done
 	if len(done) < 3 {
 		t.Fatalf("%d checkpoints completed, want at least 3", len(done))
 	}

@@ -148,3 +148,32 @@ func (w *wordCount) job(t *testing.T, maxParallelism int, rate float64) *dataflo
 	}
 	return j
 }
+
+// wordCountRun is a word count that ran on a fixture, and the checkpoints it completed.
+type wordCountRun struct {
+	*fixture
+	*wordCount
+	done []*checkpoint.Completed
+}
+
+// runWordCount runs a word count over size bytes of text at rate lines per second (0:
+// unlimited) on backend, stopping it once stopAfter checkpoints completed (0: at its end).
+func runWordCount(t *testing.T, backend string, incremental bool, size int, rate float64, stopAfter int) *wordCountRun {
+	t.Helper()
+	f := newFixture(t, backend, incremental)
+	w := newWordCount(t, f.dir, size)
+	done, err := f.run(t, w.job(t, 0, rate), "", stopAfter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(done) == 0 {
+		t.Fatal("no checkpoint completed")
+	}
+	return &wordCountRun{fixture: f, wordCount: w, done: done}
+}
+
+// last opens the newest checkpoint the run completed.
+func (r *wordCountRun) last(t *testing.T) *stateproc.Checkpoint {
+	t.Helper()
+	return r.open(t, r.done[len(r.done)-1].Location.ExternalPointer)
+}

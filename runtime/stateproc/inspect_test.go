@@ -36,16 +36,11 @@ var backends = []struct {
 func TestInspectAndDumpWordCount(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			f := newFixture(t, b.backend, b.incremental)
-			w := newWordCount(t, f.dir, 200<<10)
-			done, err := f.run(t, w.job(t, 0, 10000), "", 0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			w := runWordCount(t, b.backend, b.incremental, 200<<10, 10000, 0)
 			if err := wordcheck.Check(w.expected, w.output); err != nil {
 				t.Fatal(err)
 			}
-			c := f.open(t, done[len(done)-1].Location.ExternalPointer)
+			c := w.last(t)
 			rep, err := c.Inspect(bg)
 			if err != nil {
 				t.Fatal(err)
@@ -222,13 +217,7 @@ func TestDumpAggregate(t *testing.T) {
 
 // TestDumpRefusesWhatIsNotThere checks that the errors of Dump name what exists.
 func TestDumpRefusesWhatIsNotThere(t *testing.T) {
-	f := newFixture(t, config.Hashmap, false)
-	w := newWordCount(t, f.dir, 10<<10)
-	done, err := f.run(t, w.job(t, 0, 0), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := f.open(t, done[len(done)-1].Location.ExternalPointer)
+	c := runWordCount(t, config.Hashmap, false, 10<<10, 0, 0).last(t)
 	for _, tc := range []struct{ op, state, want string }{
 		{"nope", "", `no operator "nope"; its operators: "count", "sink", "source"`},
 		{"source", "", `operator "source" keeps no keyed state; operators with keyed state: "count"`},
@@ -244,13 +233,7 @@ func TestDumpRefusesWhatIsNotThere(t *testing.T) {
 // TestInspectedStreamsExist guards the assumption that every ref Inspect reports is a file
 // of the checkpoint: sizes agree with the files on disk.
 func TestInspectedFilesMatchDisk(t *testing.T) {
-	f := newFixture(t, config.Hashmap, false)
-	w := newWordCount(t, f.dir, 20<<10)
-	done, err := f.run(t, w.job(t, 0, 0), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := f.open(t, done[len(done)-1].Location.ExternalPointer).Inspect(bg)
+	rep, err := runWordCount(t, config.Hashmap, false, 20<<10, 0, 0).last(t).Inspect(bg)
 	if err != nil {
 		t.Fatal(err)
 	}

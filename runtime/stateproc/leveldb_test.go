@@ -22,18 +22,13 @@ func TestLevelDBIncrementalIsThePluginsFormat(t *testing.T) {
 	if stateproc.LevelDBIncremental != leveldb.FormatIncremental {
 		t.Fatalf("stateproc decodes %q, the leveldb plugin writes %q", stateproc.LevelDBIncremental, leveldb.FormatIncremental)
 	}
-	f := newFixture(t, config.LevelDB, true)
-	w := newWordCount(t, f.dir, 200<<10)
-	done, err := f.run(t, w.job(t, 0, 10000), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := runWordCount(t, config.LevelDB, true, 200<<10, 10000, 0)
 	ldb := leveldb.New()
 	if err := ldb.Configure(bg, sdk.Options{"localdir": t.TempDir()}); err != nil {
 		t.Fatal(err)
 	}
 	withDeltas := 0
-	for _, cp := range done {
+	for _, cp := range f.done {
 		c := f.open(t, cp.Location.ExternalPointer)
 		op, err := c.Operator("count")
 		if err != nil {
@@ -71,9 +66,9 @@ func TestLevelDBIncrementalIsThePluginsFormat(t *testing.T) {
 		}
 	}
 	if withDeltas == 0 {
-		t.Fatalf("none of %d checkpoints has a handle with deltas: the test checked no delta", len(done))
+		t.Fatalf("none of %d checkpoints has a handle with deltas: the test checked no delta", len(f.done))
 	}
-	t.Logf("%d checkpoints, %d handles with deltas", len(done), withDeltas)
+	t.Logf("%d checkpoints, %d handles with deltas", len(f.done), withDeltas)
 }
 
 // scanAll reads every pair of kb in key order.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowstate/flowstate/internal/wordcheck"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/runtime/stateproc"
 	"github.com/flowstate/flowstate/sdk"
@@ -20,13 +21,9 @@ import (
 func TestRescaleKeysRestoresWithNewMaxParallelism(t *testing.T) {
 	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
-			f := newFixture(t, b.backend, b.incremental)
-			w := newWordCount(t, f.dir, 200<<10)
-			done, err := f.run(t, w.job(t, 0, 2000), "", 4)
-			if err != nil {
-				t.Fatal(err)
-			}
-			c := f.open(t, done[len(done)-1].Location.ExternalPointer)
+			f := runWordCount(t, b.backend, b.incremental, 200<<10, 2000, 4)
+			w := f.wordCount
+			c := f.last(t)
 			loc, err := c.RescaleKeys(bg, 256, "")
 			if err != nil {
 				t.Fatal(err)
@@ -118,13 +115,7 @@ func entries(t *testing.T, c *stateproc.Checkpoint, op *checkpoint.OperatorState
 
 // TestRescaleKeysRefusesBadMaxParallelism checks the bounds of the new max parallelism.
 func TestRescaleKeysRefusesBadMaxParallelism(t *testing.T) {
-	f := newFixture(t, "hashmap", false)
-	w := newWordCount(t, f.dir, 5<<10)
-	done, err := f.run(t, w.job(t, 0, 0), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := f.open(t, done[len(done)-1].Location.ExternalPointer)
+	c := runWordCount(t, config.Hashmap, false, 5<<10, 0, 0).last(t)
 	for n, want := range map[int]string{0: "between 1 and 32768", 1 << 16: "between 1 and 32768", 1: `operator "count"`} {
 		if _, err := c.RescaleKeys(bg, n, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("RescaleKeys(%d) = %v, want an error saying %s", n, err, want)

@@ -16,13 +16,7 @@ import (
 // checkpoint and flips a bit in the other: Verify reports each, naming its file, and
 // Inspect refuses the checkpoint.
 func TestVerifyNamesDamagedStreams(t *testing.T) {
-	f := newFixture(t, config.Hashmap, false)
-	w := newWordCount(t, f.dir, 50<<10)
-	done, err := f.run(t, w.job(t, 0, 0), "", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := f.open(t, done[len(done)-1].Location.ExternalPointer)
+	c := runWordCount(t, config.Hashmap, false, 50<<10, 0, 0).last(t)
 	checks, err := c.Verify(bg)
 	if err != nil {
 		t.Fatal(err)
