@@ -13,7 +13,7 @@ func newSavepointCmd(g *globalFlags) *cobra.Command {
 	var file, target, dispose string
 	var force bool
 	cmd := &cobra.Command{
-		Use:   "savepoint --config FILE [--target DIR] | --dispose POINTER [--force]",
+		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force]]",
 		Short: "Take a savepoint of the running job (prints its pointer as the last line), or dispose of one",
 		Long: `Take a savepoint of the job running with this configuration, through the runner's control
 endpoint (rest.address, rest.port). A savepoint is self-contained and in the canonical format,

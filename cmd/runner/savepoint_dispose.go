@@ -11,9 +11,9 @@ import (
 
 const disposeHelp = `With --dispose POINTER it takes no savepoint: it deletes the savepoint (or the completed
 checkpoint) POINTER through the configured checkpoint storage, as Flink's
-'flink savepoint --dispose' does: the metadata first, so it never resolves again, then its
-exclusive state. Shared state it references is left in place, since other checkpoints may
-reference it. A pointer that does not resolve is refused. Without --force it also refuses
+'flink savepoint --dispose' does. The storage deletes its metadata first, so it never
+resolves again, then its exclusive state; shared state it references is left in place,
+since other checkpoints may reference it. A pointer that does not resolve is refused. Without --force it also refuses
 the newest completed checkpoint of its job (a running job would restore it after a
 failure, and 'run --from latest' would) and a checkpoint whose metadata cannot be read.
 Savepoints are not checked against running jobs: a job restored from a savepoint needs it
