@@ -36,43 +36,9 @@ func TestInspectVerifyDumpFinishedWordCount(t *testing.T) {
 		t.Fatalf("no last checkpoint in:\n%s", tail(r.out.String(), 10))
 	}
 
-	out, err := stateCmd(t, "inspect", last[1], s.config, "--json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep struct {
-		Job            string `json:"job"`
-		MaxParallelism int    `json:"max_parallelism"`
-		Operators      []struct {
-			ID          string `json:"id"`
-			Parallelism int    `json:"parallelism"`
-			Entries     int64  `json:"entries"`
-			States      []struct {
-				Name    string `json:"name"`
-				Type    string `json:"type"`
-				Entries int64  `json:"entries"`
-			} `json:"states"`
-		} `json:"operators"`
-	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("inspect --json is not JSON: %v\n%s", err, out)
-	}
-	ids := map[string]bool{}
-	for _, op := range rep.Operators {
-		ids[op.ID] = true
-		if op.ID != "count" {
-			continue
-		}
-		if op.Parallelism != 2 || op.Entries != int64(len(s.expected)) || len(op.States) != 1 ||
-			op.States[0].Name != "count" || op.States[0].Type != "value[state.int64Codec]" || op.States[0].Entries != int64(len(s.expected)) {
-			t.Fatalf("operator count: %+v; want parallelism 2 and state count with %d entries, one per distinct word", op, len(s.expected))
-		}
-	}
-	if rep.Job != "wc" || rep.MaxParallelism != 128 || !ids["source"] || !ids["count"] || !ids["sink"] {
-		t.Fatalf("inspect --json: %s", out)
-	}
+	checkInspected(t, inspectJSON(t, last[1], s.config), 128, len(s.expected))
 
-	out, err = stateCmd(t, "verify", last[1], s.config)
+	out, err := stateCmd(t, "verify", last[1], s.config)
 	if err != nil || !strings.Contains(out, "all 2 state streams intact") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
@@ -101,6 +67,56 @@ func TestInspectVerifyDumpFinishedWordCount(t *testing.T) {
 		if got[w] != n {
 			t.Fatalf("dump: %q counted %d, the input has it %d times", w, got[w], n)
 		}
+	}
+}
+
+// inspected is what the e2e tests read of `checkpoints inspect --json`.
+type inspected struct {
+	Job            string `json:"job"`
+	MaxParallelism int    `json:"max_parallelism"`
+	Operators      []struct {
+		ID          string `json:"id"`
+		Parallelism int    `json:"parallelism"`
+		Entries     int64  `json:"entries"`
+		States      []struct {
+			Name    string `json:"name"`
+			Type    string `json:"type"`
+			Entries int64  `json:"entries"`
+		} `json:"states"`
+	} `json:"operators"`
+}
+
+// inspectJSON runs `checkpoints inspect POINTER --json` and decodes its output.
+func inspectJSON(t *testing.T, pointer, cfg string) *inspected {
+	t.Helper()
+	out, err := stateCmd(t, "inspect", pointer, cfg, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep inspected
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("inspect --json is not JSON: %v\n%s", err, out)
+	}
+	return &rep
+}
+
+// checkInspected checks the report of a word count (job wc, parallelism 2) checkpoint with
+// maxP key groups and words distinct words.
+func checkInspected(t *testing.T, rep *inspected, maxP, words int) {
+	t.Helper()
+	ids := map[string]bool{}
+	for _, op := range rep.Operators {
+		ids[op.ID] = true
+		if op.ID != "count" {
+			continue
+		}
+		if op.Parallelism != 2 || op.Entries != int64(words) || len(op.States) != 1 ||
+			op.States[0].Name != "count" || op.States[0].Type != "value[state.int64Codec]" || op.States[0].Entries != int64(words) {
+			t.Fatalf("operator count: %+v; want parallelism 2 and state count with %d entries, one per distinct word", op, words)
+		}
+	}
+	if rep.Job != "wc" || rep.MaxParallelism != maxP || !ids["source"] || !ids["count"] || !ids["sink"] {
+		t.Fatalf("inspect --json: %+v; want job wc with %d key groups and operators source, count, sink", rep, maxP)
 	}
 }
 
@@ -169,5 +185,43 @@ func TestRescaleKeysThenRestore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(newest, "_metadata")); err != nil {
 		t.Fatalf("the refused disposal removed %s: %v", newest, err)
+	}
+}
+
+// TestStateCommandsOnS3 runs a word count with checkpoints in S3 and works on its last
+// checkpoint through fsstorage's S3 support: inspect, verify, rescale-keys into an s3://
+// target, inspect of the savepoint, and savepoint --dispose of it.
+func TestStateCommandsOnS3(t *testing.T) {
+	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 20000, "")
+	cfg := s3Config(t, mustRead(t, s.config))
+	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bucket := cfg[strings.Index(cfg, "s3://")+5:]
+	bucket = bucket[:strings.Index(bucket, "/")]
+	r := s.run(t)
+	if err := r.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))
+	}
+	s.check(t, r.out.String())
+	checkInspected(t, inspectJSON(t, "latest", s.config), 128, len(s.expected))
+	if out, err := stateCmd(t, "verify", "latest", s.config); err != nil || !strings.Contains(out, "state streams intact") {
+		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	target := "s3://" + bucket + "/savepoints"
+	out, err := stateCmd(t, "rescale-keys", "latest", s.config, "--max-parallelism", "256", "--target", target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := lastLine(out)
+	if !strings.HasPrefix(sp, target+"/savepoint-") {
+		t.Fatalf("rescale-keys printed %q last, want a savepoint under %s", sp, target)
+	}
+	checkInspected(t, inspectJSON(t, sp, s.config), 256, len(s.expected))
+	if out, err := runnerCmd(t, "savepoint", "--config", s.config, "--plugin-dir", testbin.PluginDir(t), "--dispose", sp); err != nil {
+		t.Fatalf("savepoint --dispose %s: %v\n%s", sp, err, out)
+	}
+	if _, err := stateCmd(t, "inspect", sp, s.config); err == nil {
+		t.Fatalf("the disposed savepoint %s still resolves", sp)
 	}
 }

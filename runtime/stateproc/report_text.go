@@ -30,7 +30,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, "\nOPERATOR\tTYPE\tPARALLELISM\tNON-KEYED BYTES\tENTRIES\tBYTES")
 	for _, op := range r.Operators {
 		entries, bytes := "-", "-"
-		if len(op.States) > 0 {
+		if op.keyed() {
 			entries, bytes = strconv.FormatInt(op.Entries, 10), strconv.FormatInt(op.Bytes, 10)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%s\n", op.ID, op.Type, op.Parallelism, op.OperatorStateBytes, entries, bytes)
@@ -69,4 +69,17 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%d B\t%s\n", f.Ref, f.Size, strings.Join(f.ReferencedBy, ", "))
 	}
 	return tw.Flush()
+}
+
+// keyed reports whether the operator declares keyed states or holds keyed state handles.
+func (op *OperatorReport) keyed() bool {
+	if len(op.States) > 0 {
+		return true
+	}
+	for _, st := range op.Subtasks {
+		if len(st.Handles) > 0 {
+			return true
+		}
+	}
+	return false
 }
