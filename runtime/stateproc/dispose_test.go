@@ -16,7 +16,7 @@ import (
 // pointer that does not resolve is refused, so are the job's newest checkpoint and one
 // whose metadata is damaged unless forced; what is disposed of no longer resolves.
 func TestDispose(t *testing.T) {
-	f := runWordCount(t, config.Hashmap, false, 100<<10, 5000, 0)
+	f := runWordCount(t, config.Hashmap, false, 100<<10, 2000, 0)
 	done := f.done
 	if len(done) < 3 {
 		t.Fatalf("%d checkpoints completed, want at least 3", len(done))

@@ -27,8 +27,9 @@ type Entry struct {
 	Size int
 }
 
-// Entries calls fn for every keyed state entry of operator op, subtask by subtask (by index), handle
-// by handle (entries of one handle come in the order its streams hold them). A handle in a
+// Entries calls fn for every keyed state entry of operator op, subtask by subtask (by
+// index), handle by handle: a canonical handle's entries in the order its streams hold
+// them, a LevelDBIncremental handle's in the byte order of their state keys. A handle in a
 // format this package does not decode fails with an error wrapping ErrNotDecoded; every
 // error names the operator and subtask.
 func (c *Checkpoint) Entries(ctx context.Context, op *checkpoint.OperatorState, fn func(e Entry) error) error {
