@@ -92,6 +92,6 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 	}
 	list.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
 	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {id, time, size, incremental, added_bytes, pointer}")
-	cmd.AddCommand(list)
+	cmd.AddCommand(append([]*cobra.Command{list}, newStateCmds(g)...)...)
 	return cmd
 }

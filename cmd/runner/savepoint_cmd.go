@@ -13,21 +13,29 @@ import (
 )
 
 func newSavepointCmd(g *globalFlags) *cobra.Command {
-	var file, target string
+	var file, target, dispose string
+	var force bool
 	cmd := &cobra.Command{
-		Use:   "savepoint --config FILE [--target DIR]",
-		Short: "Take a savepoint of the running job; prints its pointer as the last line",
+		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force]]",
+		Short: "Take a savepoint of the running job (prints its pointer as the last line), or dispose of one",
 		Long: `Take a savepoint of the job running with this configuration, through the runner's control
 endpoint (rest.address, rest.port). A savepoint is self-contained and in the canonical format,
 so any state backend can restore it: resume with 'runner run --from POINTER'. It goes to --target,
-or to execution.checkpointing.savepoint-dir.`,
+or to execution.checkpointing.savepoint-dir.
+
+` + disposeHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dispose != "" {
+				return disposeCheckpoint(cmd, g, file, dispose, force)
+			}
 			return savepoint(cmd, file, target, false)
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
 	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
+	cmd.Flags().StringVar(&dispose, "dispose", "", "delete this savepoint (or completed checkpoint) through the configured checkpoint storage")
+	cmd.Flags().BoolVar(&force, "force", false, "with --dispose: dispose of the newest checkpoint of a job, or of one whose metadata cannot be read")
 	return cmd
 }
 
