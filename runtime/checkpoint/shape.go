@@ -83,7 +83,7 @@ func (s JobShape) CheckRestore(m *Metadata, allowNonRestored bool) error {
 		return fmt.Errorf("%s was taken by a %q job, this job is a %q job (job.type): its state cannot be restored here: %w", what, m.JobType, s.Type, ErrIncompatible)
 	}
 	if m.MaxParallelism != s.MaxParallelism && m.hasKeyedState() {
-		return fmt.Errorf("%s has max parallelism %d, the job %d (job.max-parallelism): key groups cannot be remapped on restore: %w", what, m.MaxParallelism, s.MaxParallelism, ErrIncompatible)
+		return fmt.Errorf("%s has max parallelism %d, the job %d (job.max-parallelism): key groups cannot be remapped on restore (write a savepoint for the new max parallelism with `runner checkpoints rescale-keys`): %w", what, m.MaxParallelism, s.MaxParallelism, ErrIncompatible)
 	}
 	var unclaimed []string
 	for _, op := range m.Operators {
