@@ -5,6 +5,7 @@
 const REFRESH_MS = 1500;
 const expanded = new Set(); // checkpoint ids whose subtask details are open
 let jobPath = null;
+let taskOrder = []; // the job's vertex ids, in the job's order
 
 const $ = (id) => document.getElementById(id);
 
@@ -80,6 +81,7 @@ function drawJob(job) {
   $("job-uptime").textContent = job.uptime > 0 ? ms(job.uptime) : job.uptime < 0 ? "ended" : "-";
   $("job-restarts").textContent = job.numRestarts;
   $("job-type").textContent = job["flowstate-type"] || "custom";
+  taskOrder = job.vertices.map((v) => v.id);
 
   fill($("operators").tBodies[0], job.vertices.map((v) => {
     const sizes = v.subtasks.map((s) => s["state-size"]).filter((s) => s >= 0);
@@ -169,7 +171,8 @@ function toggle(id) {
 
 async function drawDetails(h, cell) {
   const parts = [];
-  for (const task of Object.keys(h.tasks)) {
+  const rank = (t) => (taskOrder.indexOf(t) + 1) || taskOrder.length + 1;
+  for (const task of Object.keys(h.tasks).sort((a, b) => rank(a) - rank(b))) {
     const d = await getJSON(jobPath + "/checkpoints/details/" + h.id + "/subtasks/" + encodeURIComponent(task));
     const rows = d.subtasks.map((s) => s.status === "completed"
       ? el("tr", {}, el("td", { class: "num" }, s.index), el("td", {}, time(s.ack_timestamp)),
@@ -204,7 +207,10 @@ function drawChart(hist) {
     svg.replaceChildren(...parts);
     return;
   }
-  const maxDur = Math.max(1, ...hist.map((h) => h.end_to_end_duration));
+  // The duration axis is scaled to the checkpoints that did not fail, so one that failed
+  // after a long timeout does not flatten the rest: its bar is cut at the top and labelled.
+  const ok = hist.filter((h) => h.status !== "FAILED");
+  const maxDur = Math.max(1, ...(ok.length ? ok : hist).map((h) => h.end_to_end_duration));
   const maxSize = Math.max(1, ...hist.map((h) => h.status === "COMPLETED" ? h.state_size : 0));
   const slot = (W - L - R) / hist.length;
   const y = (v, max) => H - B - (v / max) * (H - T - B);
@@ -218,7 +224,11 @@ function drawChart(hist) {
   hist.forEach((h, i) => {
     const x = L + i * slot;
     const d = Math.max(0, h.end_to_end_duration);
-    const top = h.status === "FAILED" && d === 0 ? H - B - 4 : y(d, maxDur);
+    let top = h.status === "FAILED" && d === 0 ? H - B - 4 : y(Math.min(d, maxDur), maxDur);
+    if (d > maxDur) {
+      top = T + 12;
+      parts.push(s("text", { x: x + slot / 2, y: T + 8, "text-anchor": "middle" }, ms(d)));
+    }
     parts.push(s("rect", { class: "bar" + (h.status === "FAILED" ? " failed" : ""), x: x + slot * 0.2,
       y: top, width: Math.max(1, slot * 0.6), height: H - B - top, "data-checkpoint-id": h.id }));
     if (hist.length <= 30 || i % Math.ceil(hist.length / 30) === 0) {
