@@ -86,26 +86,15 @@ const (
 )
 
 // CheckpointStatistics describes one checkpoint: an entry of the history and the answer of
-// GET /jobs/<job>/checkpoints/details/<id>.
+// GET /jobs/<job>/checkpoints/details/<id>. Its sizes, durations and subtask counts are
+// those of TaskCheckpointStatistics, summed over the tasks.
 type CheckpointStatistics struct {
-	ClassName          string `json:"className"`
-	ID                 int64  `json:"id"`
-	Status             string `json:"status"`
-	IsSavepoint        bool   `json:"is_savepoint"`
-	SavepointFormat    string `json:"savepointFormat,omitempty"`
-	TriggerTimestamp   int64  `json:"trigger_timestamp"`
-	LatestAckTimestamp int64  `json:"latest_ack_timestamp"`
-	// CheckpointedSize is what this checkpoint uploaded; StateSize the whole state it
-	// references (they differ for incremental checkpoints).
-	CheckpointedSize        int64  `json:"checkpointed_size"`
-	StateSize               int64  `json:"state_size"`
-	EndToEndDuration        int64  `json:"end_to_end_duration"`
-	AlignmentBuffered       int64  `json:"alignment_buffered"`
-	ProcessedData           int64  `json:"processed_data"`
-	PersistedData           int64  `json:"persisted_data"`
-	NumSubtasks             int    `json:"num_subtasks"`
-	NumAcknowledgedSubtasks int    `json:"num_acknowledged_subtasks"`
-	CheckpointType          string `json:"checkpoint_type"`
+	ClassName string `json:"className"`
+	TaskCheckpointStatistics
+	IsSavepoint      bool   `json:"is_savepoint"`
+	SavepointFormat  string `json:"savepointFormat,omitempty"`
+	TriggerTimestamp int64  `json:"trigger_timestamp"`
+	CheckpointType   string `json:"checkpoint_type"`
 	// Tasks are the statistics of each task (source, keyed stage) by its id.
 	Tasks map[string]TaskCheckpointStatistics `json:"tasks"`
 
@@ -119,7 +108,9 @@ type CheckpointStatistics struct {
 	FailureMessage   string `json:"failure_message,omitempty"`
 }
 
-// TaskCheckpointStatistics is one task's part of a checkpoint.
+// TaskCheckpointStatistics is one task's part of a checkpoint. CheckpointedSize is what
+// the part uploaded; StateSize the whole state it references (they differ for incremental
+// checkpoints).
 type TaskCheckpointStatistics struct {
 	ID                      int64  `json:"id"`
 	Status                  string `json:"status"`

@@ -3,6 +3,8 @@ package monitor
 import (
 	"slices"
 	"time"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
 )
 
 // Kind says what a checkpoint is.
@@ -54,6 +56,12 @@ type Completed struct {
 	ExternalPath string
 }
 
+// CompletedFrom describes the completed checkpoint whose metadata is m and pointer
+// pointer, with the sizes `runner checkpoints list` shows for it.
+func CompletedFrom(m *checkpoint.Metadata, pointer string) Completed {
+	return Completed{StateSize: m.StateSize(), CheckpointedSize: m.AddedBytes, ExternalPath: pointer}
+}
+
 // CheckpointTriggered records that checkpoint id was triggered at at (the Monitor's clock
 // when zero).
 func (m *Monitor) CheckpointTriggered(id int64, kind Kind, at time.Time) {
@@ -98,16 +106,13 @@ func (m *Monitor) CheckpointCompleted(id int64, at time.Time, done Completed) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	at = m.at(at)
-	c := m.cps.get(id, at)
-	if c.status != StatusInProgress {
+	c := m.end(id, at, StatusCompleted)
+	if c == nil {
 		return
 	}
-	m.cps.counts.InProgress--
 	m.cps.counts.Completed++
-	c.status, c.end = StatusCompleted, at
 	c.stateSize, c.checkpointedSize, c.path = done.StateSize, done.CheckpointedSize, done.ExternalPath
-	m.cps.durations.add(at.Sub(c.trigger).Milliseconds())
+	m.cps.durations.add(c.duration())
 	m.cps.stateSizes.add(c.stateSize)
 	m.cps.checkpointedSizes.add(c.checkpointedSize)
 	if c.kind == Checkpoint {
@@ -125,16 +130,28 @@ func (m *Monitor) CheckpointFailed(id int64, at time.Time, reason string) {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	c := m.end(id, at, StatusFailed)
+	if c == nil {
+		return
+	}
+	m.cps.counts.Failed++
+	c.failure = reason
+	c.stateSize, c.checkpointedSize = c.ackedSizes()
+	m.cps.latestFailed = c
+}
+
+// end moves checkpoint id, in progress, to status at at (the clock when zero), and returns
+// it; nil when it had already ended. A checkpoint the Monitor never heard of counts as
+// triggered at at. m.mu is held.
+func (m *Monitor) end(id int64, at time.Time, status string) *cpStats {
 	at = m.at(at)
 	c := m.cps.get(id, at)
 	if c.status != StatusInProgress {
-		return
+		return nil
 	}
 	m.cps.counts.InProgress--
-	m.cps.counts.Failed++
-	c.status, c.end, c.failure = StatusFailed, at, reason
-	c.stateSize, c.checkpointedSize = c.ackedSizes()
-	m.cps.latestFailed = c
+	c.status, c.end = status, at
+	return c
 }
 
 // CheckpointDiscarded records that retention disposed of completed checkpoint id.
@@ -281,10 +298,12 @@ func (c *cpStats) view() CheckpointStatistics {
 	state, checkpointed := c.sizes()
 	expected, acked := c.numSubtasks()
 	v := CheckpointStatistics{
-		ID: c.id, Status: c.status, IsSavepoint: c.kind != Checkpoint,
-		TriggerTimestamp: millis(c.trigger), LatestAckTimestamp: -1,
-		CheckpointedSize: checkpointed, StateSize: state, EndToEndDuration: c.duration(),
-		NumSubtasks: expected, NumAcknowledgedSubtasks: acked,
+		TaskCheckpointStatistics: TaskCheckpointStatistics{
+			ID: c.id, Status: c.status, LatestAckTimestamp: -1,
+			CheckpointedSize: checkpointed, StateSize: state, EndToEndDuration: c.duration(),
+			NumSubtasks: expected, NumAcknowledgedSubtasks: acked,
+		},
+		IsSavepoint: c.kind != Checkpoint, TriggerTimestamp: millis(c.trigger),
 		CheckpointType: c.kind.checkpointType(), Tasks: map[string]TaskCheckpointStatistics{},
 	}
 	if !c.latestAck.IsZero() {

@@ -168,19 +168,21 @@ func fieldNames(m map[string]any) []string {
 // num returns a JSON number at keys.
 func num(t *testing.T, v any, keys ...string) float64 {
 	t.Helper()
-	x, ok := jpath(t, v, keys...).(float64)
-	if !ok {
-		t.Fatalf("JSON %s: %v is not a number", strings.Join(keys, "."), jpath(t, v, keys...))
-	}
-	return x
+	return jsonAs[float64](t, v, keys...)
 }
 
 // str returns a JSON string at keys.
 func str(t *testing.T, v any, keys ...string) string {
 	t.Helper()
-	x, ok := jpath(t, v, keys...).(string)
+	return jsonAs[string](t, v, keys...)
+}
+
+// jsonAs returns the JSON value at keys, which must be a T.
+func jsonAs[T any](t *testing.T, v any, keys ...string) T {
+	t.Helper()
+	x, ok := jpath(t, v, keys...).(T)
 	if !ok {
-		t.Fatalf("JSON %s: %v is not a string", strings.Join(keys, "."), jpath(t, v, keys...))
+		t.Fatalf("JSON %s: %v is not a %T", strings.Join(keys, "."), jpath(t, v, keys...), x)
 	}
 	return x
 }
