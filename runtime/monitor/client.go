@@ -76,6 +76,9 @@ func getJSON(ctx context.Context, client *http.Client, u string, v any) error {
 		if json.Unmarshal(body, &e) == nil && len(e.Errors) > 0 {
 			return fmt.Errorf("control endpoint: GET %s: %s: %s", u, resp.Status, strings.Join(e.Errors, "; "))
 		}
+		if resp.StatusCode == http.StatusNotFound {
+			return fmt.Errorf("control endpoint: GET %s: %s: what answers there serves no job statistics (a runner without them, or another program)", u, resp.Status)
+		}
 		return fmt.Errorf("control endpoint: GET %s: %s", u, resp.Status)
 	}
 	if err := json.Unmarshal(body, v); err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -118,5 +120,15 @@ func TestStatusOfStoppedJob(t *testing.T) {
 	st, err = GetStatus(context.Background(), nil, strings.TrimPrefix(srv.URL, "http://"), "payments")
 	if err != nil || st.Running {
 		t.Errorf("status of a finished job: %+v, %v; want not running", st, err)
+	}
+}
+
+// TestStatusOfOtherProgram: something answers at the address, but not with job statistics.
+func TestStatusOfOtherProgram(t *testing.T) {
+	srv := httptest.NewServer(http.NotFoundHandler())
+	defer srv.Close()
+	_, err := GetStatus(context.Background(), nil, strings.TrimPrefix(srv.URL, "http://"), "orders")
+	if err == nil || !strings.Contains(err.Error(), "serves no job statistics") {
+		t.Errorf("status from a program without job statistics: %v", err)
 	}
 }
