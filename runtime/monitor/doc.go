@@ -11,6 +11,7 @@
 //
 // The runtime owns one Monitor per job and reports events to it as they happen (JobStarted,
 // CheckpointTriggered, SubtaskAcknowledged, CheckpointCompleted, ...); the control endpoint
-// mounts Handler. Every method is safe for concurrent use, and every method of a nil
-// *Monitor does nothing, so code paths without monitoring need no checks.
+// mounts Handler. Every method is safe for concurrent use. The methods that report an
+// event, and Subtask and the methods of the *Subtask it returns, do nothing on a nil
+// *Monitor, so code paths without monitoring need no checks.
 package monitor
