@@ -31,6 +31,7 @@ the configuration file.`,
 		newCheckpointsCmd(g),
 		newSavepointCmd(g),
 		newStopCmd(g),
+		newStatusCmd(g),
 	)
 	return root
 }
