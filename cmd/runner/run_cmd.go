@@ -18,19 +18,26 @@ import (
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	var file, from string
+	var ov overrideFlags
 	cmd := &cobra.Command{
-		Use:   "run --config FILE [--from latest|POINTER]",
+		Use:   "run --config FILE [--from latest|POINTER] [-D key=value]... [-p N]",
 		Short: "Run the job the configuration file describes",
 		Long: `Run the job of the configuration file's job section with the configured state backend
 and checkpoint storage. Without --from the job starts fresh; --from latest resumes from the
 newest completed checkpoint of the job (by job.name) in the configured storage; --from POINTER
 resumes from a checkpoint or savepoint the storage resolves (for fsstorage a chk-N or savepoint
-directory, or its _metadata file).`,
+directory, or its _metadata file). Without --from, execution.state-recovery.path decides.
+-D key=value sets a configuration key over the file (repeatable), and -p N the job's
+parallelism, as Flink's CLI does; both are logged.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
 			defer stop()
-			s, err := openSession(ctx, g, file)
+			overrides, err := ov.overrides(cmd)
+			if err != nil {
+				return err
+			}
+			s, err := openSession(ctx, g, file, overrides...)
 			if err != nil {
 				return err
 			}
@@ -82,6 +89,7 @@ directory, or its _metadata file).`,
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
 	cmd.Flags().StringVar(&from, "from", "", `resume from "latest" or a checkpoint/savepoint pointer`)
+	ov.register(cmd, true)
 	return cmd
 }
 

@@ -32,19 +32,20 @@ func newLogger(g *globalFlags) hclog.Logger {
 	})
 }
 
-// openSession loads and resolves a configuration file, pinning plugins to the checksums
-// of the lock file beside it. Deprecations and warnings go to the log.
-func openSession(ctx context.Context, g *globalFlags, file string) (*session, error) {
-	return openSessionWith(ctx, g, file, true)
+// openSession loads and resolves a configuration file with command-line overrides,
+// pinning plugins to the checksums of the lock file beside it. Deprecations and warnings go
+// to the log.
+func openSession(ctx context.Context, g *globalFlags, file string, overrides ...config.Override) (*session, error) {
+	return openSessionWith(ctx, g, file, true, overrides...)
 }
 
 // openSessionWith is openSession; useLock false ignores the lock file (to rewrite it).
-func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock bool) (*session, error) {
+func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock bool, overrides ...config.Override) (*session, error) {
 	if file == "" {
 		return nil, fmt.Errorf("--config: a configuration file is required")
 	}
 	log := newLogger(g)
-	cfg, err := config.Load(file)
+	cfg, err := config.LoadWith(file, overrides)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +80,9 @@ func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock b
 	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
 		host.Close()
 		return nil, err
+	}
+	for _, o := range cfg.Overrides {
+		log.Info("configuration override: " + o.String())
 	}
 	for _, d := range cfg.Deprecations {
 		log.Warn("deprecated configuration: " + d)

@@ -1,0 +1,29 @@
+package restart
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/flowstate/flowstate/runtime/config"
+)
+
+// FixedDelay restarts at most Attempts times in a run, Delay after each failure (Flink's
+// FixedDelayRestartBackoffTimeStrategy: the count never resets).
+type FixedDelay struct {
+	Attempts int
+	Delay    time.Duration
+	failures int
+}
+
+// Failed implements Policy.
+func (p *FixedDelay) Failed() Decision {
+	p.failures++
+	if p.failures > p.Attempts {
+		return Decision{Reason: fmt.Sprintf("%s is %d and the job failed %d times", config.KeyRestartAttempts, p.Attempts, p.failures)}
+	}
+	return Decision{Restart: true, Delay: p.Delay}
+}
+
+func (p *FixedDelay) String() string {
+	return fmt.Sprintf("fixed-delay (attempts %d, delay %s; %d failures so far)", p.Attempts, p.Delay, p.failures)
+}
