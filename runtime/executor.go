@@ -16,6 +16,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -61,6 +62,10 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 		return err
 	}
 	store := checkpoint.NewStore(access, cfg.Checkpointing.NumRetained)
+	defer x.disposeOnCancel(ctx, store)
+	if from == "" {
+		from = cfg.Recovery.Path
+	}
 	restore, floor, err := x.restorePoint(ctx, storage, store, job.Name, from)
 	if err != nil {
 		return err
@@ -70,7 +75,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 	} else if n > 0 {
 		log.Info("deleted the shared state of checkpoints that never completed", "streams", n)
 	}
-	failures := 0
+	policy := restart.New(cfg.Restart, restart.System, nil)
 	for {
 		backend, _ := pl.backend.StateBackend()
 		stats := &dataflow.RunStats{}
@@ -80,6 +85,8 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 			Backend: backend, BackendName: cfg.StateBackend, Checkpoints: store, Restore: restore,
 			Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
 			TolerableFailures: cfg.Checkpointing.TolerableFailed, Savepoints: x.Savepoints,
+			MinPause: cfg.Checkpointing.MinPause, MaxConcurrent: cfg.Checkpointing.MaxConcurrent,
+			AtLeastOnce: cfg.Checkpointing.Mode == config.ModeAtLeastOnce, FullFirstCheckpoint: fullFirstCheckpoint(cfg, store, restore),
 			Logger: log, OnCheckpoint: x.OnCheckpoint, Stats: stats,
 			CancellationTimeout:   cfg.Restart.CancellationTimeout,
 			OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
@@ -97,16 +104,13 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if stats.Checkpoints > 0 {
-			failures = 0
+		d := policy.Failed()
+		if !d.Restart {
+			return fmt.Errorf("job %q failed and is not restarted (%s): %w", job.Name, d.Reason, err)
 		}
-		failures++
-		if cfg.Restart.Type == "none" || failures > cfg.Restart.Attempts {
-			return fmt.Errorf("job %q failed %d times in a row (restart-strategy.fixed-delay.attempts is %d): %w", job.Name, failures, cfg.Restart.Attempts, err)
-		}
-		log.Warn("job failed; recovering", "error", err, "failure", failures, "of", cfg.Restart.Attempts)
+		log.Warn("job failed; recovering", "error", err, "delay", d.Delay, "restart-strategy", policy.String())
 		select {
-		case <-time.After(cfg.Restart.Delay):
+		case <-time.After(d.Delay):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -208,11 +212,7 @@ func (x *Executor) configureOne(ctx context.Context, in *pluginhost.Instance, op
 	var oe *sdk.OptionError
 	if errors.As(err, &oe) {
 		key := x.Config.OptionKey(in.Name(), oe.Option)
-		where := x.Config.File
-		if line := x.Config.Line(key); line > 0 {
-			where = fmt.Sprintf("%s:%d", where, line)
-		}
-		return fmt.Errorf("%s: %s: plugin %s refused option %q (value %q): %w", where, key, in.Name(), oe.Option, oe.Value, oe.Err)
+		return fmt.Errorf("%s: plugin %s refused option %q (value %q): %w", x.Config.Locate(key), in.Name(), oe.Option, oe.Value, oe.Err)
 	}
 	return fmt.Errorf("configure plugin %s: %w", in.Name(), err)
 }
@@ -262,9 +262,10 @@ func (x *Executor) restorePoint(ctx context.Context, storage sdk.CheckpointStora
 		if err != nil {
 			return nil, floor, fmt.Errorf("--from %s: %w", from, err)
 		}
-		x.Logger.Info("restoring", "pointer", loc.ExternalPointer, "id", m.CheckpointID, "savepoint", m.Savepoint)
+		claim := x.Config.Recovery.ClaimMode
+		x.Logger.Info("restoring", "pointer", loc.ExternalPointer, "id", m.CheckpointID, "savepoint", m.Savepoint, "claim-mode", claim)
 		store.ObserveID(m.CheckpointID)
-		return m, floor, store.Add(ctx, &checkpoint.Completed{Location: loc, Metadata: m, Owned: false})
+		return m, floor, store.Add(ctx, &checkpoint.Completed{Location: loc, Metadata: m, Owned: claim == config.Claim})
 	}
 }
 
