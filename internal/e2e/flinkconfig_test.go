@@ -30,9 +30,9 @@ func chkDirs(t *testing.T, jobDir string) []string {
 
 // TestOverridesOnTheCommandLine runs a word count with -D and -p as Flink's CLI takes
 // them: they win over the file (job name, parallelism; -p applies after every -D), the run
-// logs them, and the output
-// is exact. A bad -D value and a -D that turns on an unsupported Flink feature are refused
-// with errors that say they came from -D.
+// logs them, and the output is exact. A bad -D value, an unknown key, a -D that turns on an
+// unsupported Flink feature and a plugin option the plugin refuses fail with errors that
+// say they came from -D.
 func TestOverridesOnTheCommandLine(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 512<<10, 0, "")
 	r := s.run(t, "-D", "job.name=dyn", "-Dexecution.checkpointing.num-retained=1", "-p", "3")
