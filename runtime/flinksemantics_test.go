@@ -159,7 +159,9 @@ type failingBackend struct {
 	created *atomic.Int64
 }
 
-func (b failingBackend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: "failing", Version: "1"} }
+func (b failingBackend) PluginInfo() sdk.PluginInfo {
+	return sdk.PluginInfo{Name: "failing", Version: "1"}
+}
 
 func (b failingBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
 	b.created.Add(1)
@@ -169,7 +171,9 @@ func (b failingBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.Keyed
 
 type failingKeyed struct{ sdk.KeyedStateBackend }
 
-func (failingKeyed) Write(context.Context, []sdk.Mutation) error { return errors.New("injected write failure") }
+func (failingKeyed) Write(context.Context, []sdk.Mutation) error {
+	return errors.New("injected write failure")
+}
 
 // TestRestartStrategies runs a job whose every attempt fails under each strategy and
 // counts the attempts: fixed-delay restarts attempts times, failure-rate until more than

@@ -350,25 +350,31 @@ func (n *namespaces) allows(sc scope, plugin string) bool {
 	return n.storages[plugin]
 }
 
-// unknownKeyError says why key is unknown, suggesting the closest known key.
+// unknownKeyError says why key is unknown, suggesting the closest known key. A key shaped
+// as the option of a plugin that is not configured says so.
 func unknownKeyError(key string, ns *namespaces, backend, storage string) error {
-	if sc, plugin, _, ok := pluginOption(key); ok && !ns.allows(sc, plugin) && plugin != "rocksdb" {
-		role, selected, selector := "state backend", backend, KeyStateBackend
-		if sc == scopeStorage {
-			role, selected, selector = "checkpoint storage", storage, KeyCheckpointStorage
-		}
-		if selected == "" {
-			selected = "the default"
-		}
-		return fmt.Errorf("%w: neither a key Flowstate knows nor an option of the configured %s (%s): %q is not selected by %s, "+
-			"so its options are not read", ErrUnknownKey, role, selected, plugin, selector)
-	}
 	what := ErrUnknownKey
 	if strings.HasPrefix(key, backendOptionPrefix+"rocksdb.") {
 		what = fmt.Errorf("%w: not one of Flink's RocksDB options", ErrUnknownKey)
 	}
-	if s := suggest(key); s != "" {
+	var why string
+	if sc, plugin, _, ok := pluginOption(key); ok && !ns.allows(sc, plugin) && plugin != "rocksdb" {
+		role, selected := "state backend", backend
+		if sc == scopeStorage {
+			role, selected = "checkpoint storage", storage
+		}
+		if selected == "" {
+			selected = "the default"
+		}
+		why = fmt.Sprintf("neither a key Flowstate knows nor an option of the configured %s (%s): %q is not selected, so its options are not read", role, selected, plugin)
+	}
+	switch s := suggest(key); {
+	case s != "" && why != "":
+		return fmt.Errorf("%w: did you mean %s? (%s)", what, s, why)
+	case s != "":
 		return fmt.Errorf("%w: did you mean %s?", what, s)
+	case why != "":
+		return fmt.Errorf("%w: %s", what, why)
 	}
 	return what
 }
