@@ -447,3 +447,38 @@ func TestExplainFailureIsJSON(t *testing.T) {
 	wantEqual(t, "flag", kinds["bad value"].Flag, "-D")
 	wantEqual(t, "not a config error", Failed("x", nil, errors.New("read config: no such file")).Errors, []ErrorEntry{{Message: "read config: no such file"}})
 }
+
+// TestDocsListEveryFlinkKey: docs/configuration.md has a row for every checkpointing, state,
+// recovery, restart, RocksDB, changelog and job key of the catalog, with its status.
+func TestDocsListEveryFlinkKey(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if strings.HasPrefix(line, "| `") {
+			key, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
+			rows[strings.TrimSuffix(key, "*")] = line
+		}
+	}
+	status := map[flinkStatus]string{flinkSupported: "| supported", flinkAlias: "| alias of", flinkRefused: "| refused", flinkInert: "| ignored", flinkIgnored: "| ignored"}
+	for _, e := range flinkKeys {
+		if e.group == groupCluster {
+			continue
+		}
+		row, ok := rows[e.key]
+		if !ok {
+			t.Errorf("docs/configuration.md has no row for %s", e.key)
+			continue
+		}
+		if !strings.Contains(row, status[e.status]) {
+			t.Errorf("the row of %s does not say %q: %s", e.key, status[e.status], row)
+		}
+		for _, d := range e.dep {
+			if !strings.Contains(row, "`"+d+"`") {
+				t.Errorf("the row of %s does not name Flink's deprecated %s", e.key, d)
+			}
+		}
+	}
+}
