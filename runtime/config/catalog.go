@@ -37,7 +37,7 @@ func init() {
 		if e.status == flinkSupported {
 			continue // currentKeys and deprecatedKeys read these
 		}
-		if strings.HasSuffix(e.key, ".") {
+		if e.namespace() {
 			flinkPrefixes = append(flinkPrefixes, e)
 			continue
 		}

@@ -1,5 +1,7 @@
 package config
 
+import "strings"
+
 // The catalog of Apache Flink's configuration keys: what Flowstate does with each key Flink
 // defines for checkpoints, state backends, state recovery and restarts, and with the
 // namespaces of keys that only concern a Flink cluster. Flowstate keeps Flink's key names, so
@@ -42,7 +44,7 @@ const (
 	flinkIgnored
 )
 
-// flinkKey is one Flink key, or a namespace of keys (key ending in ".").
+// flinkKey is one Flink key, or a namespace of keys (see namespace).
 type flinkKey struct {
 	key    string
 	status flinkStatus
@@ -63,6 +65,12 @@ type flinkKey struct {
 	dep []string
 	// group is the section of docs/configuration.md's table of Flink keys.
 	group string
+}
+
+// namespace reports whether the entry stands for every key that starts with its key: one
+// ending in "." (or "-", as in execution.batch-shuffle-mode).
+func (e *flinkKey) namespace() bool {
+	return strings.HasSuffix(e.key, ".") || strings.HasSuffix(e.key, "-")
 }
 
 // Groups of the documentation table.
@@ -128,6 +136,8 @@ var flinkKeys = []flinkKey{
 		dep:  []string{"execution.checkpointing.checkpoints-after-tasks-finish.enabled"}, group: groupCheckpointing},
 	{key: "execution.checkpointing.interval-during-backlog", status: flinkRefused, kind: kindDuration, what: "a separate checkpoint interval while sources report a backlog", group: groupCheckpointing},
 	{key: "execution.checkpointing.snapshot-compression", status: flinkRefused, def: "false", kind: kindBool, what: "snapshot compression", group: groupCheckpointing},
+	{key: "execution.checkpointing.prefer-checkpoint-for-recovery", status: flinkRefused, def: "false", also: []string{"true"}, kind: kindBool,
+		what: "recovering from savepoints (Flink 1.x's choice between them and checkpoints; Flowstate always recovers from its latest checkpoint)", group: groupCheckpointing},
 	{key: "execution.checkpointing.cleaner.parallel-mode", status: flinkIgnored, def: "true", what: "how Flink's JobManager discards checkpoints; Flowstate disposes of them through the storage plugin",
 		dep: []string{"state.checkpoint.cleaner.parallel-mode"}, group: groupCheckpointing},
 	{key: "state.backend.async", status: flinkIgnored, def: "true", what: "deprecated in Flink, which ignores it: snapshots are always asynchronous, here too", group: groupState},
@@ -157,6 +167,7 @@ var flinkKeys = []flinkKey{
 	{key: KeyExpResetThreshold, status: flinkSupported, def: "1 h", group: groupRestart},
 	{key: KeyExpJitter, status: flinkSupported, def: "0.1", group: groupRestart},
 	{key: KeyExpAttempts, status: flinkSupported, def: "2147483647", group: groupRestart},
+	{key: "cleanup-strategy", status: flinkIgnored, what: "how Flink's JobManager retries cleaning up a finished job", group: groupRestart},
 	{key: "cleanup-strategy.", status: flinkIgnored, what: "how Flink's JobManager retries cleaning up a finished job", group: groupRestart},
 
 	// ExecutionOptions, CoreOptions, PipelineOptions, TaskManagerOptions that Flowstate reads.
@@ -169,7 +180,7 @@ var flinkKeys = []flinkKey{
 	{key: "execution.buffer-timeout.", status: flinkIgnored, what: "Flink's network buffers; Flowstate sends a batch as soon as the source read it", group: groupJob},
 	{key: "execution.async-state.", status: flinkIgnored, what: "Flink 2.0's asynchronous state API; Flowstate always reads state per micro-batch", group: groupJob},
 	{key: "execution.batch.", status: flinkIgnored, what: "Flink's batch execution", group: groupJob},
-	{key: "execution.batch-state-backend.enabled", status: flinkIgnored, what: "Flink's batch execution", group: groupJob},
+	{key: "execution.batch-", status: flinkIgnored, what: "Flink's batch execution", group: groupJob},
 	{key: "execution.sort-partition.memory", status: flinkIgnored, what: "Flink's batch execution", group: groupJob},
 	{key: "execution.sort-keyed-partition.memory", status: flinkIgnored, what: "Flink's batch execution", group: groupJob},
 	{key: "execution.sorted-inputs.", status: flinkIgnored, what: "Flink's batch execution", group: groupJob},
@@ -235,6 +246,8 @@ var flinkKeys = []flinkKey{
 	{key: "state.backend.rocksdb.manual-compaction.max-files-to-compact", status: flinkInert, target: "state.backend.rocksdb.manual-compaction.min-interval", def: "30", kind: kindInt, backend: LevelDB, group: groupRocksDB},
 	{key: "state.backend.rocksdb.manual-compaction.max-output-file-size", status: flinkInert, target: "state.backend.rocksdb.manual-compaction.min-interval", def: "64Mb", kind: kindSize, backend: LevelDB, group: groupRocksDB},
 	{key: "state.backend.rocksdb.manual-compaction.max-auto-compactions", status: flinkInert, target: "state.backend.rocksdb.manual-compaction.min-interval", def: "30", kind: kindInt, backend: LevelDB, group: groupRocksDB},
+	{key: "state.backend.rocksdb.ttl.compaction.filter.enabled", status: flinkRefused, def: "true", also: []string{"false"}, kind: kindBool, backend: LevelDB,
+		what: "state TTL (Flowstate's state has none)", group: groupRocksDB},
 	{key: "state.backend.rocksdb.metrics.", status: flinkIgnored, what: whyMetrics, group: groupRocksDB},
 	// ForStOptions (Flink 2.x): ForSt, Flink 2.0's disaggregated state backend, is refused
 	// as a value of state.backend.type; its keys matter only with it.
@@ -299,6 +312,10 @@ var flinkKeys = []flinkKey{
 	{key: "sql-gateway.", status: flinkIgnored, what: "Flink's Table API and SQL", group: groupCluster},
 	{key: "compiler.", status: flinkIgnored, what: "Flink's batch optimizer", group: groupCluster},
 	{key: "failover-strategy", status: flinkIgnored, what: whyCluster, group: groupCluster},
+	{key: "scheduler-mode", status: flinkIgnored, what: whyCluster, group: groupCluster},
+	{key: "recovery.", status: flinkIgnored, what: "Flink's high availability services (the runner has no JobManager to fail over)", group: groupCluster},
+	{key: "$internal.", status: flinkIgnored, what: "set by Flink's deployment tools for its own processes", group: groupCluster},
+	{key: "job.autoscaler.", status: flinkIgnored, what: "the autoscaler of Flink's Kubernetes operator", group: groupCluster},
 }
 
 // forstBackend is the name of Flink 2.0's disaggregated state backend, ForSt.

@@ -132,7 +132,7 @@ func TestRefusedFlinkKeys(t *testing.T) {
 func TestInertAndIgnoredFlinkKeys(t *testing.T) {
 	for _, e := range flinkKeys {
 		key := e.key
-		if strings.HasSuffix(key, ".") {
+		if e.namespace() {
 			key += "some.key"
 		}
 		switch e.status {

@@ -389,7 +389,7 @@ func suggest(key string) string {
 		candidates = append(candidates, k)
 	}
 	for _, e := range flinkKeys {
-		if e.status != flinkSupported && !strings.HasSuffix(e.key, ".") {
+		if e.status != flinkSupported && !e.namespace() {
 			candidates = append(candidates, e.key)
 		}
 	}
