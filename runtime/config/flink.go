@@ -332,6 +332,7 @@ var refusedBackends = map[string]string{
 var backendAliases = map[string]string{
 	"rocksdb": LevelDB,
 	"org.apache.flink.contrib.streaming.state.embeddedrocksdbstatebackendfactory": LevelDB,
+	"org.apache.flink.contrib.streaming.state.rocksdbstatebackendfactory":         LevelDB,
 	"org.apache.flink.state.rocksdb.embeddedrocksdbstatebackendfactory":           LevelDB,
 	"org.apache.flink.runtime.state.hashmap.hashmapstatebackendfactory":           Hashmap,
 }
