@@ -337,7 +337,7 @@ func restartText(strategy string, r Restart) string {
 		if r.Attempts == 0 {
 			return "On failure the job is not restarted (fixed-delay with 0 attempts)."
 		}
-		return fmt.Sprintf("fixed-delay: on failure the job restarts%s, %s after it failed, at most %d times in this run.", from, r.Delay, r.Attempts)
+		return fmt.Sprintf("fixed-delay: on failure the job restarts%s, %s after it failed; the run allows %d restarts in all.", from, r.Delay, r.Attempts)
 	case RestartFailureRate:
 		f := r.FailureRate
 		return fmt.Sprintf("failure-rate: on failure the job restarts%s after %s, unless more than %d failures fall within %s; then it fails.",
