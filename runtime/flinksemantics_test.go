@@ -228,3 +228,32 @@ func TestRestartStrategies(t *testing.T) {
 		})
 	}
 }
+
+// TestRetentionInCode: the Environment sets the retention as Flink's CheckpointConfig does,
+// over the file, and refuses a value Flink does not have.
+func TestRetentionInCode(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "flowstate.yaml")
+	if err := os.WriteFile(file, []byte(config.KeyRetention+": DELETE_ON_CANCELLATION\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for value, want := range map[string]string{"retain_on_cancellation": config.RetainOnCancel, "KEEP": ""} {
+		env, err := runtime.NewEnvironment(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.UseInProcess(map[string]func() sdk.Plugin{config.Hashmap: func() sdk.Plugin { return hashmap.New() }})
+		env.CheckpointConfig().SetExternalizedCheckpointRetention(value)
+		host := env.Host()
+		c, err := env.Resolved(context.Background(), host)
+		host.Close()
+		if want == "" {
+			if err == nil || !strings.Contains(err.Error(), config.KeyRetention+" set in code") {
+				t.Errorf("%s: want an error naming the key, got %v", value, err)
+			}
+			continue
+		}
+		if err != nil || c.Checkpointing.Retention != want {
+			t.Errorf("%s: retention %v, error %v", value, c, err)
+		}
+	}
+}

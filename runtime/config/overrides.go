@@ -141,3 +141,14 @@ func (c *Config) fillOptions() {
 		c.StorageOptions[k] = o.value
 	}
 }
+
+// SetRetention sets execution.checkpointing.externalized-checkpoint-retention from code
+// (DeleteOnCancel, RetainOnCancel or RetainNever, in any case).
+func (c *Config) SetRetention(retention string) error {
+	v, err := parseEnum(retention, currentKeys[KeyRetention].values)
+	if err != nil {
+		return &Error{Key: KeyRetention + " set in code", Err: fmt.Errorf("%w %q: %v", ErrBadValue, retention, err)}
+	}
+	c.Checkpointing.Retention = v
+	return nil
+}
