@@ -40,8 +40,8 @@ func (p *ExponentialDelay) Failed() Decision {
 	p.next = now.Add(delay)
 	p.attempt++
 	if p.attempt > s.AttemptsBeforeReset {
-		return Decision{Reason: fmt.Sprintf("%s is %d and the job failed %d times without running %s (%s) in between",
-			config.KeyExpAttempts, s.AttemptsBeforeReset, p.attempt, s.ResetThreshold, config.KeyExpResetThreshold)}
+		return Decision{Reason: fmt.Sprintf("%s is %d and the job failed %s without running %s (%s) in between",
+			config.KeyExpAttempts, s.AttemptsBeforeReset, times(p.attempt), s.ResetThreshold, config.KeyExpResetThreshold)}
 	}
 	return Decision{Restart: true, Delay: delay}
 }

@@ -19,7 +19,7 @@ type FixedDelay struct {
 func (p *FixedDelay) Failed() Decision {
 	p.failures++
 	if p.failures > p.Attempts {
-		return Decision{Reason: fmt.Sprintf("%s is %d and the job failed %d times", config.KeyRestartAttempts, p.Attempts, p.failures)}
+		return Decision{Reason: fmt.Sprintf("%s is %d and the job failed %s", config.KeyRestartAttempts, p.Attempts, times(p.failures))}
 	}
 	return Decision{Restart: true, Delay: p.Delay}
 }

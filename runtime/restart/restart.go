@@ -5,6 +5,7 @@
 package restart
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -71,3 +72,11 @@ func (None) Failed() Decision {
 }
 
 func (None) String() string { return config.RestartNone }
+
+// times says "once" or "N times".
+func times(n int) string {
+	if n == 1 {
+		return "once"
+	}
+	return fmt.Sprintf("%d times", n)
+}
