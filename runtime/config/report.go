@@ -24,10 +24,14 @@ type ErrorEntry struct {
 // Failure describes a configuration that does not load, in the shape of Explanation's
 // outcome fields.
 type Failure struct {
-	ConfigFile string       `json:"config_file"`
-	Valid      bool         `json:"valid"`
-	Errors     []ErrorEntry `json:"errors"`
-	Overrides  []string     `json:"overrides"`
+	// ConfigFile is the file as given.
+	ConfigFile string `json:"config_file"`
+	// Valid is false.
+	Valid bool `json:"valid"`
+	// Errors has one entry per problem.
+	Errors []ErrorEntry `json:"errors"`
+	// Overrides are the -D and -p settings given, secrets masked.
+	Overrides []string `json:"overrides"`
 }
 
 // Failed describes err, the error of loading or resolving file with overrides.

@@ -16,8 +16,10 @@ import (
 // ExponentialDelayRestartBackoffTimeStrategy since 1.19 (FLIP-364); like Flink, a failure
 // reported while a restart is still pending counts as the same attempt.
 type ExponentialDelay struct {
+	// Settings are restart-strategy.exponential-delay.*.
 	Settings config.ExponentialDelay
-	Clock    Clock
+	// Clock tells the time of each failure.
+	Clock Clock
 	// Random returns numbers in [0, 1) for the jitter.
 	Random func() float64
 	// attempt is the number of restarts since the last reset.
@@ -62,6 +64,7 @@ func (p *ExponentialDelay) backoff() time.Duration {
 	return time.Duration(ms) * time.Millisecond
 }
 
+// String implements Policy.
 func (p *ExponentialDelay) String() string {
 	s := p.Settings
 	return fmt.Sprintf("exponential-delay (initial %s, max %s, multiplier %g, jitter %g, reset after %s; %d restarts since the last reset)",

@@ -12,11 +12,15 @@ import (
 // keeps the times of the last MaxFailures+1 failures, and fails the job when the oldest of
 // them is no more than Interval ago).
 type FailureRate struct {
+	// MaxFailures is restart-strategy.failure-rate.max-failures-per-interval.
 	MaxFailures int
-	Interval    time.Duration
-	Delay       time.Duration
-	Clock       Clock
-	times       []time.Time
+	// Interval is restart-strategy.failure-rate.failure-rate-interval.
+	Interval time.Duration
+	// Delay is restart-strategy.failure-rate.delay.
+	Delay time.Duration
+	// Clock tells the time of each failure.
+	Clock Clock
+	times []time.Time
 }
 
 // Failed implements Policy.
@@ -33,6 +37,7 @@ func (p *FailureRate) Failed() Decision {
 	return Decision{Restart: true, Delay: p.Delay}
 }
 
+// String implements Policy.
 func (p *FailureRate) String() string {
 	return fmt.Sprintf("failure-rate (at most %d failures per %s, delay %s)", p.MaxFailures, p.Interval, p.Delay)
 }

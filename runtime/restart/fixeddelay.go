@@ -10,7 +10,9 @@ import (
 // FixedDelay restarts at most Attempts times in a run, Delay after each failure (Flink's
 // FixedDelayRestartBackoffTimeStrategy: the count never resets).
 type FixedDelay struct {
+	// Attempts is restart-strategy.fixed-delay.attempts.
 	Attempts int
+	// Delay is restart-strategy.fixed-delay.delay.
 	Delay    time.Duration
 	failures int
 }
@@ -24,6 +26,7 @@ func (p *FixedDelay) Failed() Decision {
 	return Decision{Restart: true, Delay: p.Delay}
 }
 
+// String implements Policy.
 func (p *FixedDelay) String() string {
 	return fmt.Sprintf("fixed-delay (attempts %d, delay %s; %d failures so far)", p.Attempts, p.Delay, p.failures)
 }

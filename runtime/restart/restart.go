@@ -71,6 +71,7 @@ func (None) Failed() Decision {
 	return Decision{Reason: config.KeyRestartType + " is " + config.RestartNone}
 }
 
+// String implements Policy.
 func (None) String() string { return config.RestartNone }
 
 // times says "once" or "N times".
