@@ -187,6 +187,9 @@ func (p *parser) value(s spelling) (any, error) {
 	}
 	if s.info.scope != scopeNone {
 		if isPathOption(s.info.option) {
+			if s.info.alias && strings.Contains(raw, ",") {
+				return nil, fmt.Errorf("Flink's list of directories: %s takes one directory, give one", s.info.canonical)
+			}
 			return resolvePath(raw, base)
 		}
 		return strings.TrimSpace(raw), nil
