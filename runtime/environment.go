@@ -126,9 +126,10 @@ func (e *Environment) CheckpointConfig() *CheckpointConfig {
 
 // CheckpointConfig holds checkpointing settings set in code.
 type CheckpointConfig struct {
-	env      *Environment
-	interval *time.Duration
-	retained *int
+	env       *Environment
+	interval  *time.Duration
+	retained  *int
+	retention *string
 }
 
 // SetCheckpointStorage chooses where checkpoints are made durable. It takes a
@@ -156,6 +157,14 @@ func (c *CheckpointConfig) SetCheckpointInterval(d time.Duration) { c.interval =
 // SetNumRetained sets how many completed checkpoints are kept.
 func (c *CheckpointConfig) SetNumRetained(n int) { c.retained = &n }
 
+// SetExternalizedCheckpointRetention sets what happens to the job's checkpoints when it is
+// cancelled (Flink's CheckpointConfig.setExternalizedCheckpointRetention):
+// config.RetainOnCancel keeps them, so --from latest resumes an interrupted run;
+// config.DeleteOnCancel and Flink's default config.RetainNever delete them.
+func (c *CheckpointConfig) SetExternalizedCheckpointRetention(retention string) {
+	c.retention = &retention
+}
+
 // Resolved applies what was set in code to the configuration and picks the plugins.
 func (e *Environment) Resolved(ctx context.Context, host *pluginhost.Host) (*config.Config, error) {
 	if len(e.errs) > 0 {
@@ -169,6 +178,11 @@ func (e *Environment) Resolved(ctx context.Context, host *pluginhost.Host) (*con
 	}
 	if e.cp.retained != nil {
 		e.conf.Checkpointing.NumRetained = *e.cp.retained
+	}
+	if e.cp.retention != nil {
+		if err := e.conf.SetRetention(*e.cp.retention); err != nil {
+			return nil, err
+		}
 	}
 	if err := config.Resolve(e.conf, KindsOf(ctx, host)); err != nil {
 		return nil, err

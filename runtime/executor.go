@@ -16,6 +16,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -73,18 +74,24 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 	rec := &recovery{
 		x: x, pl: pl, job: job, shape: job.Shape(), log: log,
 		store:            checkpoint.NewStore(access, cfg.Checkpointing.NumRetained),
-		allowNonRestored: x.AllowNonRestoredState,
+		allowNonRestored: x.AllowNonRestoredState || cfg.Recovery.IgnoreUnclaimedState,
+	}
+	defer x.disposeOnCancel(ctx, rec.store)
+	if from == "" {
+		from = cfg.Recovery.Path
 	}
 	restore, err := rec.start(ctx, from)
 	if err != nil {
 		return err
 	}
-	failures := 0
+	policy := restart.New(cfg.Restart, restart.System, nil)
 	for {
-		stats, err := x.attempt(ctx, job, pl, rec.store, restore)
+		err := x.attempt(ctx, job, pl, rec.store, restore)
 		if err == nil || dataflow.IsStopped(err) {
 			return nil
 		}
+		// Recover, counting every failure (of an attempt, or of the recovery itself: a
+		// plugin that dies again while it is restarted) against the restart strategy.
 		for {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -92,23 +99,19 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 			if permanent(err) {
 				return fmt.Errorf("job %q: %w", job.Name, err)
 			}
-			if stats != nil && stats.Checkpoints > 0 {
-				failures = 0
+			d := policy.Failed()
+			if !d.Restart {
+				return fmt.Errorf("job %q failed and is not restarted (%s): %w", job.Name, d.Reason, err)
 			}
-			failures++
-			if cfg.Restart.Type == "none" || failures > cfg.Restart.Attempts {
-				return fmt.Errorf("job %q failed %d times in a row (restart-strategy.fixed-delay.attempts is %d): %w", job.Name, failures, cfg.Restart.Attempts, err)
-			}
-			log.Warn("job failed; recovering", "error", err, "failure", failures, "of", cfg.Restart.Attempts)
+			log.Warn("job failed; recovering", "error", err, "delay", d.Delay, "restart-strategy", policy.String())
 			select {
-			case <-time.After(cfg.Restart.Delay):
+			case <-time.After(d.Delay):
 			case <-ctx.Done():
 				return ctx.Err()
 			}
 			if restore, err = rec.afterFailure(ctx); err == nil {
 				break
 			}
-			stats = nil
 		}
 	}
 }
@@ -118,8 +121,8 @@ func permanent(err error) bool {
 	return dataflow.IsPermanent(err) || errors.Is(err, checkpoint.ErrIncompatible)
 }
 
-// attempt runs one attempt of job from restore (nil: fresh) and returns its stats.
-func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, store *checkpoint.Store, restore *checkpoint.Metadata) (*dataflow.RunStats, error) {
+// attempt runs one attempt of job from restore (nil: fresh).
+func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, store *checkpoint.Store, restore *checkpoint.Metadata) error {
 	cfg := x.Config
 	backend, _ := pl.backend.StateBackend()
 	stats := &dataflow.RunStats{}
@@ -129,7 +132,10 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, 
 		Backend: backend, BackendName: cfg.StateBackend, Checkpoints: store, Restore: restore,
 		Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
 		TolerableFailures: cfg.Checkpointing.TolerableFailed, Savepoints: x.Savepoints,
-		Logger: x.Logger, OnCheckpoint: x.OnCheckpoint, Stats: stats,
+		MinPause: cfg.Checkpointing.MinPause, MaxConcurrent: cfg.Checkpointing.MaxConcurrent,
+		AtLeastOnce:         cfg.Checkpointing.Mode == config.ModeAtLeastOnce,
+		FullFirstCheckpoint: fullFirstCheckpoint(cfg, store, restore),
+		Logger:              x.Logger, OnCheckpoint: x.OnCheckpoint, Stats: stats,
 		CancellationTimeout:   cfg.Restart.CancellationTimeout,
 		OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
 	})
@@ -140,7 +146,7 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, 
 	}
 	cancel(nil)
 	x.addStats(stats)
-	return stats, err
+	return err
 }
 
 // killStuck kills the plugin process that keeps a cancelled attempt from ending: the state
@@ -235,11 +241,7 @@ func (x *Executor) configureOne(ctx context.Context, in *pluginhost.Instance, op
 	var oe *sdk.OptionError
 	if errors.As(err, &oe) {
 		key := x.Config.OptionKey(in.Name(), oe.Option)
-		where := x.Config.File
-		if line := x.Config.Line(key); line > 0 {
-			where = fmt.Sprintf("%s:%d", where, line)
-		}
-		return fmt.Errorf("%s: %s: plugin %s refused option %q (value %q): %w", where, key, in.Name(), oe.Option, oe.Value, oe.Err)
+		return fmt.Errorf("%s: plugin %s refused option %q (value %q): %w", x.Config.Locate(key), in.Name(), oe.Option, oe.Value, oe.Err)
 	}
 	return fmt.Errorf("configure plugin %s: %w", in.Name(), err)
 }

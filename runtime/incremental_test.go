@@ -32,6 +32,10 @@ type incFixture struct {
 	interval time.Duration
 	storage  func() sdk.Plugin // nil: fsstorage
 	extra    string            // more configuration lines
+	// cancelJob makes the onCheckpoint stop a job cancellation (runner stop without a
+	// savepoint: runtime.ErrJobCancelled), to which the checkpoint retention applies;
+	// otherwise it is a suspension (a signal), which keeps every checkpoint.
+	cancelJob bool
 }
 
 const incJob = "inc"
@@ -75,7 +79,13 @@ job.name: %s
 		config.LevelDB:   func() sdk.Plugin { return leveldb.New() },
 		config.FSStorage: storage,
 	})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancel := func() {
+		if f.cancelJob {
+			cancelCause(runtime.ErrJobCancelled)
+		}
+		cancelCause(context.Canceled)
+	}
 	defer cancel()
 	host := env.Host()
 	defer host.Close()
@@ -96,7 +106,7 @@ job.name: %s
 		}
 	}}
 	err = x.Run(ctx, job, from)
-	if errors.Is(err, context.Canceled) {
+	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err

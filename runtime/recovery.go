@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
@@ -82,7 +83,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 		if err != nil {
 			return nil, fmt.Errorf("--from %s: %w", from, err)
 		}
-		r.log.Info("restoring", "pointer", c.Location.ExternalPointer, "id", c.Metadata.CheckpointID, "savepoint", c.Metadata.Savepoint)
+		r.log.Info("restoring", "pointer", c.Location.ExternalPointer, "id", c.Metadata.CheckpointID, "savepoint", c.Metadata.Savepoint, "claim-mode", r.x.Config.Recovery.ClaimMode)
 		restore = c
 	}
 	m, err := r.prepare(ctx, restore)
@@ -169,8 +170,8 @@ func (r *recovery) latest(ctx context.Context, list []sdk.CompletedCheckpointSto
 	return latestCheckpoint(ctx, r.store.Access(), list, r.job.Name, r.callTimeout(), verify, r.log)
 }
 
-// resolve loads the checkpoint or savepoint a pointer names. The run does not own it:
-// retention never disposes of it.
+// resolve loads the checkpoint or savepoint a pointer names. The run owns it only under
+// claim mode CLAIM.
 func (r *recovery) resolve(ctx context.Context, pointer string) (*checkpoint.Completed, error) {
 	storage, _ := r.pl.storage.CheckpointStorage()
 	var c checkpoint.Completed
@@ -183,7 +184,9 @@ func (r *recovery) resolve(ctx context.Context, pointer string) (*checkpoint.Com
 		if err != nil {
 			return err
 		}
-		c = checkpoint.Completed{Location: loc, Metadata: m, Owned: false}
+		// Under claim mode CLAIM the run owns what it restored and retention may dispose
+		// of it; under NO_CLAIM (the default) and LEGACY it never does.
+		c = checkpoint.Completed{Location: loc, Metadata: m, Owned: r.x.Config.Recovery.ClaimMode == config.Claim}
 		return nil
 	})
 	if err != nil {

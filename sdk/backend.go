@@ -86,8 +86,9 @@ type KV struct {
 // with their key group (see KeyGroupOf); the runner owns everything after that prefix.
 //
 // The runner calls the methods of one keyed backend from one goroutine at a time, except
-// that Snapshot.Write runs concurrently with later Get, Write and Scan calls: the snapshot
-// must keep the view frozen by Snapshot while processing goes on.
+// that Snapshot.Write runs concurrently with later Get, Write, Scan and Snapshot calls (and
+// the Write of other snapshots): each snapshot must keep the view frozen by its Snapshot
+// while processing goes on. sdktest checks it (OverlappingSnapshotsEachKeepTheirView).
 //
 // Byte slices passed to a method are the caller's again when it returns; slices it returns
 // are the caller's to change.
@@ -129,6 +130,11 @@ type SnapshotOptions struct {
 	// Savepoint asks for a self-contained snapshot in FormatCanonical, written only with
 	// ScopeExclusive streams, that any backend can restore.
 	Savepoint bool
+	// Full asks for a snapshot that references no stream of an earlier snapshot (Flink's
+	// full checkpoint): an incremental backend writes a new base. The runner asks for it
+	// after restoring a checkpoint it does not own (claim mode NO_CLAIM), until a
+	// checkpoint completes. A backend that never references earlier streams may ignore it.
+	Full bool
 }
 
 // Snapshot is a frozen view of a keyed backend's state, taken by KeyedStateBackend.Snapshot.

@@ -127,7 +127,7 @@ func (k *keyedClient) Scan(ctx context.Context, start, end []byte, limit int) ([
 }
 
 func (k *keyedClient) Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, error) {
-	r, err := k.c.Snapshot(ctx, &pb.SnapshotRequest{BackendId: k.id, CheckpointId: opts.CheckpointID, Savepoint: opts.Savepoint})
+	r, err := k.c.Snapshot(ctx, &pb.SnapshotRequest{BackendId: k.id, CheckpointId: opts.CheckpointID, Savepoint: opts.Savepoint, Full: opts.Full})
 	if err != nil {
 		return nil, fromStatus(err)
 	}

@@ -137,7 +137,7 @@ func (s *backendServer) Snapshot(ctx context.Context, req *pb.SnapshotRequest) (
 	}
 	var snap Snapshot
 	err = k.call(false, func(kb KeyedStateBackend) (err error) {
-		snap, err = kb.Snapshot(ctx, SnapshotOptions{CheckpointID: req.CheckpointId, Savepoint: req.Savepoint})
+		snap, err = kb.Snapshot(ctx, SnapshotOptions{CheckpointID: req.CheckpointId, Savepoint: req.Savepoint, Full: req.Full})
 		return err
 	})
 	if err != nil {

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -236,11 +234,4 @@ the last line.
 	cmd.Flags().IntVar(&maxP, "max-parallelism", 0, "the new max parallelism (number of key groups), 1 to "+strconv.Itoa(stateproc.MaxKeyGroups))
 	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
 	return cmd
-}
-
-// writeJSON writes v as indented JSON.
-func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
 }

@@ -28,8 +28,9 @@ func newConfigCmd(g *globalFlags) *cobra.Command {
 func newConfigExplainCmd(g *globalFlags) *cobra.Command {
 	var file string
 	var asJSON bool
+	var ov overrideFlags
 	cmd := &cobra.Command{
-		Use:   "explain --config FILE [--json]",
+		Use:   "explain --config FILE [--json] [-D key=value]... [-p N]",
 		Short: "Say what a configuration means: where working state lives and where checkpoints go",
 		Long: `explain loads a configuration file, picks the state backend and checkpoint storage as the
 runner would (starting a third-party plugin to learn whether it also serves as a checkpoint
@@ -37,19 +38,34 @@ storage), and says in plain words where working state lives, whether checkpoints
 loss of this machine, and what in the file is deprecated or probably not what you meant.
 Like run, it honours the pins of plugins.checksums and of ` + pluginhost.LockFileName + ` beside the file: it
 starts no plugin binary whose checksum differs from its pin, and, while the lock file exists,
-none the lock file does not pin.`,
+none the lock file does not pin.
+Keys of a Flink configuration that only concern a Flink cluster are listed as ignored.
+-D key=value and -p N override the file as they would for runner run. With --json the
+output is one JSON object whatever happens: on an error it has "valid": false and the
+errors, and the command exits with status 1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			e, err := explainConfig(cmd.Context(), g, file, nil)
-			if err != nil {
-				return err
+			overrides, err := ov.overrides(cmd)
+			if err == nil && file == "" {
+				err = fmt.Errorf("--config: a configuration file is required")
 			}
-			return writeExplanation(cmd.OutOrStdout(), e, asJSON)
+			if err == nil {
+				var e config.Explanation
+				if e, err = explainConfig(cmd.Context(), g, file, nil, overrides...); err == nil {
+					return writeExplanation(cmd.OutOrStdout(), e, asJSON)
+				}
+			}
+			if asJSON {
+				if werr := writeJSON(cmd.OutOrStdout(), config.Failed(file, overrides, err)); werr != nil {
+					return werr
+				}
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (required)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON object instead of text")
-	_ = cmd.MarkFlagRequired("config")
+	ov.register(cmd, true)
 	return cmd
 }
 
@@ -79,11 +95,11 @@ func newConfigMigrateCmd() *cobra.Command {
 
 // explainConfig loads and resolves a configuration and explains it. kindsOf learns a
 // third-party plugin's kinds; nil starts the plugin from the plugin directory to ask it.
-func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf func(string) ([]sdk.Kind, error)) (config.Explanation, error) {
+func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf func(string) ([]sdk.Kind, error), overrides ...config.Override) (config.Explanation, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	cfg, opts, err := loadConfig(g, file, true, newQuietLogger(g))
+	cfg, opts, err := loadConfig(g, file, true, newQuietLogger(g), overrides...)
 	if err != nil {
 		return config.Explanation{}, err
 	}
@@ -114,7 +130,12 @@ func writeExplanation(w io.Writer, e config.Explanation, asJSON bool) error {
 		_, err := io.WriteString(w, e.Text())
 		return err
 	}
+	return writeJSON(w, e)
+}
+
+// writeJSON prints v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(e)
+	return enc.Encode(v)
 }

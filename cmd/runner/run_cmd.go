@@ -21,22 +21,30 @@ import (
 func newRunCmd(g *globalFlags) *cobra.Command {
 	var file, from string
 	var allowNonRestored bool
+	var ov overrideFlags
 	cmd := &cobra.Command{
-		Use:   "run --config FILE [--from latest|POINTER] [--allow-non-restored-state]",
+		Use:   "run --config FILE [--from latest|POINTER] [--allow-non-restored-state] [-D key=value]... [-p N]",
 		Short: "Run the job the configuration file describes",
 		Long: `Run the job of the configuration file's job section with the configured state backend
 and checkpoint storage. Without --from the job starts fresh; --from latest resumes from the
 newest completed checkpoint of the job (by job.name) in the configured storage; --from POINTER
 resumes from a checkpoint or savepoint the storage resolves (for fsstorage a chk-N or savepoint
-directory, or its _metadata file). A restore checks the checkpoint against the job (job type,
-operator types, state types, max parallelism) and refuses a mismatch; state of operators the
-job no longer has is refused unless --allow-non-restored-state drops it. Output committed after
-the restored checkpoint is moved aside into a _moved-aside-* directory of the output.`,
+directory, or its _metadata file). Without --from, execution.state-recovery.path decides.
+A restore checks the checkpoint against the job (job type, operator types, state types, max
+parallelism) and refuses a mismatch; state of operators the job no longer has is refused
+unless --allow-non-restored-state drops it. Output committed after the restored checkpoint is
+moved aside into a _moved-aside-* directory of the output.
+-D key=value sets a configuration key over the file (repeatable), and -p N the job's
+parallelism, as Flink's CLI does; both are logged.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
 			defer stop()
-			s, err := openSession(ctx, g, file)
+			overrides, err := ov.overrides(cmd)
+			if err != nil {
+				return err
+			}
+			s, err := openSession(ctx, g, file, overrides...)
 			if err != nil {
 				return err
 			}
@@ -56,9 +64,9 @@ the restored checkpoint is moved aside into a _moved-aside-* directory of the ou
 			x := &runtime.Executor{Config: cfg, Host: s.host, Logger: s.log, Stats: stats,
 				OnCheckpoint:          func(c *checkpoint.Completed) { last = c },
 				AllowNonRestoredState: allowNonRestored}
-			jobCtx, cancelJob := context.WithCancel(ctx)
-			defer cancelJob()
-			if srv, err := control.Listen(cfg.Control.Address, cancelJob); err != nil {
+			jobCtx, cancelJob := context.WithCancelCause(ctx)
+			defer cancelJob(nil)
+			if srv, err := control.Listen(cfg.Control.Address, func() { cancelJob(runtime.ErrJobCancelled) }); err != nil {
 				s.log.Warn("no control endpoint: savepoints and stop cannot reach this job", "error", err)
 			} else {
 				defer srv.Close()
@@ -96,6 +104,7 @@ the restored checkpoint is moved aside into a _moved-aside-* directory of the ou
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
 	cmd.Flags().StringVar(&from, "from", "", `resume from "latest" or a checkpoint/savepoint pointer`)
 	cmd.Flags().BoolVarP(&allowNonRestored, "allow-non-restored-state", "n", false, "restore even if the checkpoint holds state of operators the job no longer has (that state is dropped)")
+	ov.register(cmd, true)
 	return cmd
 }
 

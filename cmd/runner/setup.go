@@ -34,14 +34,14 @@ func newLogger(g *globalFlags) hclog.Logger {
 
 // openSession loads and resolves a configuration file, pinning plugins to the checksums
 // of the lock file beside it. Deprecations and warnings go to the log.
-func openSession(ctx context.Context, g *globalFlags, file string) (*session, error) {
-	return openSessionWith(ctx, g, file, true)
+func openSession(ctx context.Context, g *globalFlags, file string, overrides ...config.Override) (*session, error) {
+	return openSessionWith(ctx, g, file, true, overrides...)
 }
 
 // openSessionWith is openSession; useLock false ignores the lock file (to rewrite it).
-func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock bool) (*session, error) {
+func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock bool, overrides ...config.Override) (*session, error) {
 	log := newLogger(g)
-	cfg, opts, err := loadConfig(g, file, useLock, log)
+	cfg, opts, err := loadConfig(g, file, useLock, log, overrides...)
 	if err != nil {
 		return nil, err
 	}
@@ -49,6 +49,9 @@ func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock b
 	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
 		host.Close()
 		return nil, err
+	}
+	for _, o := range cfg.Overrides {
+		log.Info("configuration override: " + o.String())
 	}
 	for _, d := range cfg.Deprecations {
 		log.Warn("deprecated configuration: " + d)
@@ -62,14 +65,14 @@ func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock b
 // loadConfig loads a configuration file (plugin directory applied) and returns the plugin
 // host options it implies: the plugin directory, the pins of plugins.checksums and, with
 // useLock, of the lock file beside the file, which then also refuses unpinned plugins;
-// plugins.allow-outside-dir; the heartbeats. Every command that starts plugins for a
+// plugins.allow-outside-dir; the heartbeats. overrides (-D, -p) apply over the file. Every command that starts plugins for a
 // configuration goes through here, so that none runs a plugin the lock file does not pin.
-func loadConfig(g *globalFlags, file string, useLock bool, log hclog.Logger) (*config.Config, pluginhost.Options, error) {
+func loadConfig(g *globalFlags, file string, useLock bool, log hclog.Logger, overrides ...config.Override) (*config.Config, pluginhost.Options, error) {
 	var opts pluginhost.Options
 	if file == "" {
 		return nil, opts, fmt.Errorf("--config: a configuration file is required")
 	}
-	cfg, err := config.Load(file)
+	cfg, err := config.LoadWith(file, overrides)
 	if err != nil {
 		return nil, opts, err
 	}

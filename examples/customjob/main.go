@@ -25,6 +25,7 @@ import (
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -78,6 +79,9 @@ func run(ctx context.Context, o options) error {
 	env.SetStateBackend(runtime.HashMapStateBackend())
 	env.CheckpointConfig().SetCheckpointStorage(o.checkpoints) // a path: fsstorage there
 	env.CheckpointConfig().SetCheckpointInterval(o.interval)
+	// An interrupted run (Ctrl-C) keeps its checkpoints, so that -from latest resumes it;
+	// Flink's default deletes a cancelled job's checkpoints.
+	env.CheckpointConfig().SetExternalizedCheckpointRetention(config.RetainOnCancel)
 	if o.pluginDir != "" {
 		env.SetPluginDir(o.pluginDir)
 	} else {

@@ -2,6 +2,7 @@ package checkpoint
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/flowstate/flowstate/sdk"
@@ -125,6 +126,37 @@ func (s *Store) AddAll(ctx context.Context, cs []*Completed) error {
 		return fmt.Errorf("retention: %v", errs)
 	}
 	return nil
+}
+
+// DisposeOwned disposes of every retained checkpoint the runner owns, then discards the
+// shared streams no remaining checkpoint references (nor a protected one): the cleanup of a
+// cancelled job's checkpoints. Checkpoints not owned stay retained. It returns how many
+// checkpoints it disposed of; one it could not dispose of stays retained.
+func (s *Store) DisposeOwned(ctx context.Context) (int, error) {
+	var keep []*Completed
+	var unreferenced []sdk.StreamStateHandle
+	var errs []error
+	n := 0
+	for _, c := range s.retained {
+		if !c.Owned {
+			keep = append(keep, c)
+			continue
+		}
+		if err := s.access.DisposeCheckpoint(ctx, c.Location); err != nil {
+			errs = append(errs, fmt.Errorf("dispose checkpoint %d (%s): %w", c.Metadata.CheckpointID, c.Location.ExternalPointer, err))
+			keep = append(keep, c)
+			continue
+		}
+		n++
+		unreferenced = append(unreferenced, sharedHandles(c.Metadata)...)
+	}
+	s.retained = keep
+	unreferenced = append(unreferenced, s.deferred...)
+	s.deferred = nil
+	if err := s.discard(ctx, unused(unreferenced, s.inUse()), "of disposed checkpoints"); err != nil {
+		errs = append(errs, err)
+	}
+	return n, errors.Join(errs...)
 }
 
 // DiscardDeferred discards the deferred shared streams no retained checkpoint references.

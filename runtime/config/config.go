@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"time"
 
@@ -41,16 +40,26 @@ type Config struct {
 	Job Job
 	// Restart holds the restart-strategy.* and execution.recovery.* settings.
 	Restart Restart
+	// Recovery holds the execution.state-recovery.* settings.
+	Recovery Recovery
 	// Control holds the rest.* settings.
 	Control Control
 	// Heartbeat holds the heartbeat.* settings.
 	Heartbeat Heartbeat
+	// Overrides are the keys set on the command line (-D, -p), in the order applied.
+	Overrides []Override
 	// Deprecations has one message per deprecated key or value used, naming the replacement.
 	Deprecations []string
 	// Warnings are things that load but probably do not do what the user meant.
 	Warnings []string
+	// Notes say how Flink keys were read: Flink keys read as Flowstate keys (aliases), and
+	// keys that load without effect (a feature Flowstate does not implement, kept off).
+	Notes []string
+	// Ignored are the keys that only concern a Flink cluster: they load and have no effect.
+	Ignored []IgnoredKey
 
-	lines         map[string]int // written and canonical key -> line
+	lines         map[string]int    // written and canonical key -> line
+	flags         map[string]string // written and canonical key -> the flag that set it
 	written       map[string]string
 	backendOpts   map[string]map[string]optValue
 	storageOpts   map[string]map[string]optValue
@@ -62,6 +71,9 @@ type Config struct {
 	inlineSet     bool
 	incrSet       bool
 	parseWarnings []string
+	// restartDefault: no restart key is set, so the strategy is Flink's default for the
+	// final checkpoint interval (Resolve sets Restart.Type).
+	restartDefault bool
 }
 
 // Checkpointing holds the execution.checkpointing.* settings.
@@ -85,6 +97,32 @@ type Checkpointing struct {
 	DataInlineThreshold int64
 	// SharedFilesystem declares that Dir survives losing this machine.
 	SharedFilesystem bool
+	// Mode is ModeExactlyOnce (default: barriers align) or ModeAtLeastOnce.
+	Mode string
+	// MinPause is the least time between the completion of a checkpoint and the trigger
+	// of the next periodic one (default 0).
+	MinPause time.Duration
+	// MaxConcurrent is how many checkpoints may be in flight at once (default 1).
+	MaxConcurrent int
+	// Retention says what happens to the job's checkpoints when it is cancelled (runner
+	// stop without a savepoint): DeleteOnCancel and RetainNever (Flink's
+	// default) delete them, RetainOnCancel keeps them. Checkpoints are kept when a run fails
+	// or finishes, whatever the value.
+	Retention string
+}
+
+// Recovery holds the execution.state-recovery.* settings.
+type Recovery struct {
+	// Path is the checkpoint or savepoint to start from when runner run has no --from:
+	// "latest" or a pointer; "" starts fresh.
+	Path string
+	// ClaimMode is ClaimNo (default), Claim or ClaimLegacy. It applies to a restore from a
+	// pointer; --from latest resumes the job's own checkpoints and always owns them.
+	ClaimMode string
+	// IgnoreUnclaimedState lets a restore drop the state of operators the job no longer
+	// has (Flink's execution.state-recovery.ignore-unclaimed-state, the CLI's
+	// --allow-non-restored-state); false refuses such a restore.
+	IgnoreUnclaimedState bool
 }
 
 // Plugins holds the plugins.* settings.
@@ -117,20 +155,48 @@ type Job struct {
 	BatchSize      int // default 1024
 }
 
-// Restart holds the restart strategy.
+// Restart holds the restart strategy (restart-strategy.*) and recovery settings.
 type Restart struct {
-	// Type is "fixed-delay" (default) or "none".
+	// Type is RestartExponentialDelay, RestartFixedDelay, RestartFailureRate or
+	// RestartNone. Without restart keys it is Flink's default, set by Resolve:
+	// exponential-delay when a checkpoint interval is set, else none.
 	Type string
-	// Attempts is the number of restarts before the job fails (default 3; 0 with "none").
+	// Attempts is restart-strategy.fixed-delay.attempts: fixed-delay restarts at most this
+	// many times in a run (Flink's default 1).
 	Attempts int
-	// Delay between restarts (default 1s).
+	// Delay is restart-strategy.fixed-delay.delay, the wait before each restart (1s).
 	Delay time.Duration
+	// FailureRate is restart-strategy.failure-rate.*.
+	FailureRate FailureRate
+	// ExponentialDelay is restart-strategy.exponential-delay.*.
+	ExponentialDelay ExponentialDelay
 	// StartOverOnCheckpointLoss lets a job start from scratch when no checkpoint can be
 	// restored, instead of failing.
 	StartOverOnCheckpointLoss bool
 	// CancellationTimeout bounds how long an attempt may take to end once cancelled before
 	// the runner kills the plugin processes that hold it up (default 30s; 0: never).
 	CancellationTimeout time.Duration
+}
+
+// FailureRate is the failure-rate strategy: restart after Delay unless more than
+// MaxFailures failures fall within Interval.
+type FailureRate struct {
+	MaxFailures int           // max-failures-per-interval (1)
+	Interval    time.Duration // failure-rate-interval (1 min)
+	Delay       time.Duration // delay (1s)
+}
+
+// ExponentialDelay is the exponential-delay strategy: the wait starts at InitialBackoff and
+// grows by Multiplier up to MaxBackoff, give or take JitterFactor of it; a run that went
+// ResetThreshold without failing starts again at InitialBackoff; more than
+// AttemptsBeforeReset restarts without such a reset fail the job.
+type ExponentialDelay struct {
+	InitialBackoff      time.Duration // initial-backoff (1s)
+	MaxBackoff          time.Duration // max-backoff (1 min)
+	Multiplier          float64       // backoff-multiplier (1.5)
+	ResetThreshold      time.Duration // reset-backoff-threshold (1h)
+	JitterFactor        float64       // jitter-factor (0.1)
+	AttemptsBeforeReset int           // attempts-before-reset-backoff (2147483647)
 }
 
 // Control holds the control endpoint settings.
@@ -144,6 +210,7 @@ type optValue struct {
 	value string
 	key   string // the key as written; "" when set in code
 	line  int
+	flag  string // the flag that set it on the command line, "" for the file
 }
 
 // Defaults.
@@ -156,7 +223,8 @@ const (
 	DefaultMaxParallelism      = 128
 	DefaultBatchSize           = 1024
 	DefaultJobType             = "wordcount"
-	DefaultRestartAttempts     = 3
+	DefaultMaxConcurrent       = 1
+	DefaultRestartAttempts     = 1
 	DefaultRestartDelay        = time.Second
 	DefaultCancellationTimeout = 30 * time.Second
 	DefaultHeartbeatInterval   = 10 * time.Second
@@ -174,40 +242,62 @@ func defaults(file string) *Config {
 			Timeout:             DefaultTimeout,
 			NumRetained:         DefaultNumRetained,
 			DataInlineThreshold: DefaultDataInlineThreshold,
+			Mode:                ModeExactlyOnce,
+			MaxConcurrent:       DefaultMaxConcurrent,
+			Retention:           RetainNever,
 		},
-		Plugins: Plugins{Checksums: map[string]string{}},
+		Recovery: Recovery{ClaimMode: ClaimNo},
+		Plugins:  Plugins{Checksums: map[string]string{}},
 		Job: Job{
 			Type:           DefaultJobType,
 			Parallelism:    DefaultParallelism,
 			MaxParallelism: DefaultMaxParallelism,
 			BatchSize:      DefaultBatchSize,
 		},
-		Restart:      Restart{Type: "fixed-delay", Attempts: DefaultRestartAttempts, Delay: DefaultRestartDelay, CancellationTimeout: DefaultCancellationTimeout},
+		Restart:      defaultRestartSettings(),
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},
 		Heartbeat:    Heartbeat{Interval: DefaultHeartbeatInterval, Timeout: DefaultHeartbeatTimeout},
 		lines:        map[string]int{},
+		flags:        map[string]string{},
 		written:      map[string]string{},
 		backendOpts:  map[string]map[string]optValue{},
 		storageOpts:  map[string]map[string]optValue{},
 		backendSrc:   "default",
 		Deprecations: []string{},
 		Warnings:     []string{},
+		Notes:        []string{},
+		Ignored:      []IgnoredKey{},
+	}
+}
+
+// defaultRestartSettings are Flink's defaults of every restart strategy; the strategy
+// itself is left for Resolve.
+func defaultRestartSettings() Restart {
+	return Restart{
+		Attempts: DefaultRestartAttempts, Delay: DefaultRestartDelay,
+		FailureRate: FailureRate{MaxFailures: 1, Interval: time.Minute, Delay: time.Second},
+		ExponentialDelay: ExponentialDelay{InitialBackoff: time.Second, MaxBackoff: time.Minute, Multiplier: 1.5,
+			ResetThreshold: time.Hour, JitterFactor: 0.1, AttemptsBeforeReset: 1<<31 - 1},
+		CancellationTimeout: DefaultCancellationTimeout,
 	}
 }
 
 // Load reads, parses and validates a configuration file.
-func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
-	}
-	return Parse(data, path)
-}
+func Load(path string) (*Config, error) { return LoadWith(path, nil) }
 
 // Line returns the line of a key in the file, by the key as written or by its current name
 // (so Line("state.backend.type") finds a deprecated state.backend); 0 when the key is not
 // from the file.
 func (c *Config) Line(key string) int { return c.lines[key] }
+
+// Locate names a key (as returned by OptionKey, say) where it was set, to start a message:
+// "FILE:LINE: KEY", "-D KEY" for a key set on the command line, or "FILE: KEY".
+func (c *Config) Locate(key string) string {
+	if f := c.flags[key]; f != "" {
+		return f + " " + key
+	}
+	return c.where(key) + ": " + key
+}
 
 // writtenKey returns the key as written in the file for a current key name, or the name
 // itself when the file does not set it.
@@ -256,6 +346,14 @@ func (c *Config) OptionKey(plugin, option string) string {
 	return backendOptionPrefix + plugin + "." + option
 }
 
+// JobName is the job's id: job.name, else job.type.
+func (c *Config) JobName() string {
+	if c.Job.Name != "" {
+		return c.Job.Name
+	}
+	return c.Job.Type
+}
+
 // StateBackendSource says what chose the state backend: "code", "config file" or "default".
 func (c *Config) StateBackendSource() string { return c.backendSrc }
 
@@ -269,8 +367,11 @@ func (c *Config) warnf(format string, args ...any) {
 	c.parseWarnings = append(c.parseWarnings, fmt.Sprintf(format, args...))
 }
 
-// where formats "FILE:LINE" for a key of the file.
+// where formats "FILE:LINE" for a key of the file, or the flag that set it.
 func (c *Config) where(key string) string {
+	if f := c.flags[key]; f != "" {
+		return f
+	}
 	if l := c.lines[key]; l > 0 {
 		return fmt.Sprintf("%s:%d", fileName(c.File), l)
 	}

@@ -37,12 +37,12 @@ func TestErrors(t *testing.T) {
 		{"size over 1 MiB", "execution.checkpointing.data-inline-threshold: 2mb\n", ErrBadValue, []string{"want a size from 0 to 1048576 bytes"}},
 		{"bad float", "job.rate: fast\n", ErrBadValue, []string{`job.rate: bad value "fast"`}},
 		{"bad plugin name", "state.backend.type: Hash Map\n", ErrBadValue, []string{"config.yaml:1: state.backend.type: bad value \"Hash Map\""}},
-		{"bad restart type", "restart-strategy.type: exponential-delay\n", ErrBadValue, []string{"want fixed-delay or none"}},
+		{"bad restart type", "restart-strategy.type: exponential-backoff\n", ErrBadValue, []string{"want exponential-delay, fixed-delay, failure-rate or none"}},
 		{"port out of range", "rest.port: 70000\n", ErrBadValue, []string{"rest.port: bad value"}},
 		{"parallelism over max", "job.parallelism: 8\njob.max-parallelism: 4\n", ErrBadValue,
 			[]string{"config.yaml:2: job.max-parallelism: bad value: job.parallelism (8) exceeds job.max-parallelism (4)"}},
-		{"list value", "job.name:\n  - a\n", ErrBadValue, []string{"config.yaml:1: job.name: bad value: a list is not allowed"}},
-		{"no value", "execution.checkpointing.dir:\n", ErrBadValue, []string{"config.yaml:1: execution.checkpointing.dir: bad value: no value"}},
+		{"list value", "job.name:\n  - a\n", ErrBadValue, []string{"config.yaml:1: job.name: bad value", "a list is not allowed"}},
+		{"no value", "execution.checkpointing.dir:\n", ErrBadValue, []string{"config.yaml:1: execution.checkpointing.dir: bad value", "no value (give one or remove the key)"}},
 		{"empty string", "job.name: ''\n", ErrBadValue, []string{"config.yaml:1: job.name: bad value"}},
 	}
 	for _, tc := range cases {

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"strings"
+
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -14,6 +16,10 @@ const jmMaxStateSize = 5 << 20
 // they survive losing this machine.
 type Explanation struct {
 	ConfigFile string `json:"config_file"`
+	// Valid is true: the configuration loaded (a Failure reports one that did not).
+	Valid bool `json:"valid"`
+	// Errors is empty: a configuration that loads has none.
+	Errors []ErrorEntry `json:"errors"`
 	// StateBackend and CheckpointStorage are the resolved plugin names.
 	StateBackend            string `json:"state_backend"`
 	StateBackendSource      string `json:"state_backend_source"`
@@ -43,14 +49,42 @@ type Explanation struct {
 	TolerableFailedCheckpoints int    `json:"tolerable_failed_checkpoints"`
 	Incremental                bool   `json:"incremental"`
 	DataInlineThreshold        int64  `json:"data_inline_threshold"`
-	Retention                  string `json:"retention"`
-	Savepoints                 string `json:"savepoints"`
-	Restart                    string `json:"restart"`
-	PluginDir                  string `json:"plugin_dir"`
+	// Mode is execution.checkpointing.mode; MinPause and MaxConcurrent its min-pause and
+	// max-concurrent-checkpoints.
+	Mode                     string `json:"checkpointing_mode"`
+	MinPause                 string `json:"min_pause"`
+	MinPauseMillis           int64  `json:"min_pause_ms"`
+	MaxConcurrentCheckpoints int    `json:"max_concurrent_checkpoints"`
+	Retention                string `json:"retention"`
+	// ExternalizedRetention is execution.checkpointing.externalized-checkpoint-retention;
+	// OnCancel says what it does when the job is cancelled.
+	ExternalizedRetention string `json:"externalized_checkpoint_retention"`
+	OnCancel              string `json:"on_cancel"`
+	Savepoints            string `json:"savepoints"`
+	// RestorePath is execution.state-recovery.path, ClaimMode its claim mode; Restore says
+	// what a run starts from and who owns a restored checkpoint.
+	RestorePath string `json:"restore_path"`
+	ClaimMode   string `json:"claim_mode"`
+	Restore     string `json:"restore"`
+	// RestartStrategy is the restart strategy's name; Restart describes it.
+	RestartStrategy string `json:"restart_strategy"`
+	Restart         string `json:"restart"`
+	// JobName, Parallelism and MaxParallelism are the job's (job.*, parallelism.default,
+	// -p).
+	JobName        string `json:"job_name"`
+	Parallelism    int    `json:"parallelism"`
+	MaxParallelism int    `json:"max_parallelism"`
+	PluginDir      string `json:"plugin_dir"`
+	// Overrides are the -D and -p settings of the command line, secrets masked.
+	Overrides []string `json:"overrides"`
 	// Deprecations has one message per deprecated key or value used.
 	Deprecations []string `json:"deprecations"`
 	// Warnings are the configuration's warnings and the misunderstandings the seed lists.
 	Warnings []string `json:"warnings"`
+	// Notes say how Flink keys were read (aliases, and keys that load without effect).
+	Notes []string `json:"notes"`
+	// Ignored lists the keys that only concern a Flink cluster.
+	Ignored []IgnoredKey `json:"ignored"`
 }
 
 // Explain describes a configuration. Call Resolve first; on an unresolved configuration
@@ -67,6 +101,8 @@ func Explain(c *Config) Explanation {
 	cp := c.Checkpointing
 	e := Explanation{
 		ConfigFile:                 c.File,
+		Valid:                      true,
+		Errors:                     []ErrorEntry{},
 		StateBackend:               c.StateBackend,
 		StateBackendSource:         c.backendSrc,
 		CheckpointStorage:          storage,
@@ -81,9 +117,23 @@ func Explain(c *Config) Explanation {
 		TolerableFailedCheckpoints: cp.TolerableFailed,
 		Incremental:                cp.Incremental,
 		DataInlineThreshold:        cp.DataInlineThreshold,
+		Mode:                       cp.Mode,
+		MinPause:                   cp.MinPause.String(),
+		MinPauseMillis:             cp.MinPause.Milliseconds(),
+		MaxConcurrentCheckpoints:   cp.MaxConcurrent,
+		ExternalizedRetention:      cp.Retention,
+		RestorePath:                c.Recovery.Path,
+		ClaimMode:                  c.Recovery.ClaimMode,
+		RestartStrategy:            c.Restart.Type,
+		JobName:                    c.JobName(),
+		Parallelism:                c.Job.Parallelism,
+		MaxParallelism:             c.Job.MaxParallelism,
 		PluginDir:                  c.Plugins.Dir,
+		Overrides:                  overrideTexts(c.Overrides),
 		Deprecations:               append([]string{}, c.Deprecations...),
 		Warnings:                   append([]string{}, c.Warnings...),
+		Notes:                      append([]string{}, c.Notes...),
+		Ignored:                    append([]IgnoredKey{}, c.Ignored...),
 	}
 	if e.PluginDir == "" {
 		e.PluginDir = "(default: plugins/ beside the runner binary)"
@@ -229,18 +279,89 @@ func (e *Explanation) explainSchedule(c *Config) {
 	} else {
 		e.Savepoints = "No default savepoint directory: give a target when taking a savepoint."
 	}
+	e.OnCancel = onCancelText(cp.Retention)
+	e.Restore = restoreText(c.Recovery)
 	r := c.Restart
-	if r.Type == "none" || r.Attempts == 0 {
-		e.Restart = "On failure the job is not restarted."
-	} else {
-		e.Restart = fmt.Sprintf("On failure the job restarts up to %d times, %s apart, from the latest completed checkpoint.", r.Attempts, r.Delay)
+	if e.RestartStrategy == "" {
+		e.RestartStrategy = defaultRestart(cp.Interval)
 	}
+	e.Restart = restartText(e.RestartStrategy, r)
 	if r.StartOverOnCheckpointLoss {
 		e.Restart += " If no checkpoint can be restored it starts over from scratch."
 	}
 	if r.CancellationTimeout > 0 {
 		e.Restart += fmt.Sprintf(" A plugin that keeps a failed attempt from ending for %s is killed (task.cancellation.timeout).", r.CancellationTimeout)
 	}
+}
+
+// onCancelText says what happens to the job's checkpoints when it is cancelled.
+func onCancelText(retention string) string {
+	const when = "When the job is cancelled (runner stop without --savepoint)"
+	if retention == RetainOnCancel {
+		return when + ", its checkpoints are kept (" + RetainOnCancel + "): resume with --from latest, and delete them yourself when done. " +
+			"They are kept when a run fails, finishes or is stopped by SIGINT or SIGTERM, too."
+	}
+	return fmt.Sprintf("%s, the checkpoints it owns are deleted (%s), so --from latest cannot resume it; set %s: %s to keep them. "+
+		"They are kept when a run fails, finishes or is stopped by SIGINT or SIGTERM (resume with --from latest).", when, retention, KeyRetention, RetainOnCancel)
+}
+
+// restoreText says what a run starts from and who owns a checkpoint it restores.
+func restoreText(r Recovery) string {
+	var b strings.Builder
+	switch r.Path {
+	case "":
+		b.WriteString("A run starts fresh unless given --from.")
+	case "latest":
+		b.WriteString("A run without --from resumes from the newest completed checkpoint of the job (" + KeyRecoveryPath + ": latest).")
+	default:
+		b.WriteString("A run without --from restores " + r.Path + " (" + KeyRecoveryPath + ").")
+	}
+	switch r.ClaimMode {
+	case Claim:
+		b.WriteString(" A checkpoint restored from a pointer is claimed (CLAIM): the run owns it, and retention may delete it like its own.")
+	case ClaimLegacy:
+		b.WriteString(" A checkpoint restored from a pointer is never deleted, but later checkpoints may reference its files (LEGACY, deprecated).")
+	default:
+		b.WriteString(" A checkpoint restored from a pointer is not claimed (NO_CLAIM): the run never deletes it, and its first checkpoint is a full one " +
+			"that references none of the restored files.")
+	}
+	b.WriteString(" --from latest resumes the job's own checkpoints, which the run always owns.")
+	return b.String()
+}
+
+// restartText describes a restart strategy.
+func restartText(strategy string, r Restart) string {
+	const from = " from the latest completed checkpoint"
+	switch strategy {
+	case RestartFixedDelay:
+		if r.Attempts == 0 {
+			return "On failure the job is not restarted (fixed-delay with 0 attempts)."
+		}
+		return fmt.Sprintf("fixed-delay: on failure the job restarts%s, %s after it failed; the run allows %d restarts in all.", from, r.Delay, r.Attempts)
+	case RestartFailureRate:
+		f := r.FailureRate
+		return fmt.Sprintf("failure-rate: on failure the job restarts%s after %s, unless more than %d failures fall within %s; then it fails.",
+			from, f.Delay, f.MaxFailures, f.Interval)
+	case RestartExponentialDelay:
+		x := r.ExponentialDelay
+		limit := "with no limit on restarts"
+		if x.AttemptsBeforeReset < 1<<31-1 {
+			limit = fmt.Sprintf("failing after %d restarts without a reset", x.AttemptsBeforeReset)
+		}
+		return fmt.Sprintf("exponential-delay: on failure the job restarts%s after %s, then %gx longer after each failure up to %s "+
+			"(each wait ±%g%% jitter); the wait starts over at %s once the job ran %s without failing; %s.",
+			from, x.InitialBackoff, x.Multiplier, x.MaxBackoff, x.JitterFactor*100, x.InitialBackoff, x.ResetThreshold, limit)
+	}
+	return "none: on failure the job is not restarted."
+}
+
+// overrideTexts prints overrides as given, secrets masked.
+func overrideTexts(os []Override) []string {
+	out := make([]string, len(os))
+	for i, o := range os {
+		out[i] = o.String()
+	}
+	return out
 }
 
 // sizeText formats a byte count in binary units.

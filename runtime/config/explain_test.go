@@ -119,7 +119,7 @@ func TestExplainThirdPartyAndText(t *testing.T) {
 	wantContains(t, text, "Working state (state backend: tikv; chosen by: config file)",
 		"Checkpoints (checkpoint storage: tikv; chosen by: the state backend, which also implements CheckpointStorage)",
 		"Survive losing this machine: depends on the plugin", "Interval: every 30s",
-		"The latest 3 completed checkpoints are kept", "On failure the job is not restarted.")
+		"The latest 3 completed checkpoints are kept", "none: on failure the job is not restarted.")
 	data, _ := json.Marshal(e)
 	wantContains(t, string(data), `"durable":null`, `"interval_ms":30000`)
 }

@@ -17,6 +17,8 @@ func FuzzParse(f *testing.F) {
 		"a: &x [*x]\n",
 		"state.backend.type: [1, 2]\n",
 		"execution.checkpointing.timeout: 10 parsecs\n",
+		"jobmanager.rpc.address: @host\nstate.backend: rocksdb # flat Flink 1.x lines\nmetrics.scope.operator: *.op\n",
+		"parallelism.default: 2\nexecution.checkpointing.unaligned: false\nrestart-strategy.fixed-delay.attempts: 2\n",
 	} {
 		f.Add([]byte(seed))
 	}

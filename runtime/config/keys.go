@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"regexp"
 	"sort"
 	"strings"
@@ -18,6 +19,13 @@ const (
 	KeyTolerableFailed     = "execution.checkpointing.tolerable-failed-checkpoints"
 	KeyIncremental         = "execution.checkpointing.incremental"
 	KeyDataInlineThreshold = "execution.checkpointing.data-inline-threshold"
+	KeyCheckpointingMode   = "execution.checkpointing.mode"
+	KeyMinPause            = "execution.checkpointing.min-pause"
+	KeyMaxConcurrent       = "execution.checkpointing.max-concurrent-checkpoints"
+	KeyRetention           = "execution.checkpointing.externalized-checkpoint-retention"
+	KeyRecoveryPath        = "execution.state-recovery.path"
+	KeyClaimMode           = "execution.state-recovery.claim-mode"
+	KeyIgnoreUnclaimed     = "execution.state-recovery.ignore-unclaimed-state"
 	// KeySharedFilesystem is Flowstate's own: true declares that execution.checkpointing.dir
 	// is on storage that survives losing this machine (a shared or replicated volume).
 	KeySharedFilesystem = "execution.checkpointing.shared-filesystem"
@@ -37,6 +45,15 @@ const (
 	KeyRestartType         = "restart-strategy.type"
 	KeyRestartAttempts     = "restart-strategy.fixed-delay.attempts"
 	KeyRestartDelay        = "restart-strategy.fixed-delay.delay"
+	KeyFailureRateMax      = "restart-strategy.failure-rate.max-failures-per-interval"
+	KeyFailureRateInterval = "restart-strategy.failure-rate.failure-rate-interval"
+	KeyFailureRateDelay    = "restart-strategy.failure-rate.delay"
+	KeyExpInitialBackoff   = "restart-strategy.exponential-delay.initial-backoff"
+	KeyExpMaxBackoff       = "restart-strategy.exponential-delay.max-backoff"
+	KeyExpMultiplier       = "restart-strategy.exponential-delay.backoff-multiplier"
+	KeyExpResetThreshold   = "restart-strategy.exponential-delay.reset-backoff-threshold"
+	KeyExpJitter           = "restart-strategy.exponential-delay.jitter-factor"
+	KeyExpAttempts         = "restart-strategy.exponential-delay.attempts-before-reset-backoff"
 	KeyStartOverOnLoss     = "execution.recovery.start-over-on-checkpoint-loss"
 	KeyCancellationTimeout = "task.cancellation.timeout"
 	KeyHeartbeatInterval   = "heartbeat.interval"
@@ -48,9 +65,51 @@ const (
 	KeyRestPort            = "rest.port"
 	backendOptionPrefix    = "state.backend."
 	storageOptionPrefix    = "execution.checkpointing."
-	legacyRocksDBPrefix    = "state.backend.rocksdb."
 	maxDataInlineThreshold = 1 << 20
 	maxMaxParallelism      = 1 << 15
+	// maxConcurrentCheckpoints caps execution.checkpointing.max-concurrent-checkpoints
+	// (Flink has no cap; every checkpoint in flight holds a snapshot of each keyed backend).
+	maxConcurrentCheckpoints = 64
+)
+
+// Values of execution.checkpointing.mode.
+const (
+	// ModeExactlyOnce aligns barriers: an input whose barrier arrived waits for the others.
+	ModeExactlyOnce = "EXACTLY_ONCE"
+	// ModeAtLeastOnce does not block inputs while barriers align.
+	ModeAtLeastOnce = "AT_LEAST_ONCE"
+)
+
+// Values of execution.checkpointing.externalized-checkpoint-retention (Flink's
+// ExternalizedCheckpointRetention).
+const (
+	// RetainOnCancel keeps the job's checkpoints when it is cancelled.
+	RetainOnCancel = "RETAIN_ON_CANCELLATION"
+	// DeleteOnCancel deletes the job's checkpoints when it is cancelled.
+	DeleteOnCancel = "DELETE_ON_CANCELLATION"
+	// RetainNever is Flink's default: checkpoints are not retained after the job ends. Here
+	// it deletes them on cancellation as DeleteOnCancel does (see Checkpointing.Retention).
+	RetainNever = "NO_EXTERNALIZED_CHECKPOINTS"
+)
+
+// Values of execution.state-recovery.claim-mode (Flink's RestoreMode).
+const (
+	// ClaimNo is Flink's default: the run never deletes the restored checkpoint, and its
+	// first checkpoint is a full one that references none of the restored files.
+	ClaimNo = "NO_CLAIM"
+	// Claim: the run owns the restored checkpoint and may delete it like its own.
+	Claim = "CLAIM"
+	// ClaimLegacy is Flink 1.x's deprecated LEGACY mode: the restored checkpoint is never
+	// deleted, but later checkpoints may reference its files.
+	ClaimLegacy = "LEGACY"
+)
+
+// Restart strategies (restart-strategy.type).
+const (
+	RestartNone             = "none"
+	RestartFixedDelay       = "fixed-delay"
+	RestartFailureRate      = "failure-rate"
+	RestartExponentialDelay = "exponential-delay"
 )
 
 // valueKind says how a key's value parses.
@@ -67,12 +126,17 @@ const (
 	kindSize
 	kindFloat
 	kindRestartType
+	// kindEnum is one of values, in any case (Flink reads enums case-insensitively).
+	kindEnum
+	// kindPointer is "latest", a URI or pointer with a scheme, or a path.
+	kindPointer
 )
 
 // keyDef describes a current key.
 type keyDef struct {
 	kind     valueKind
-	min, max int64 // inclusive bounds for kindInt (and kindSize when max > 0)
+	min, max int64    // inclusive bounds for kindInt (and kindSize when max > 0)
+	values   []string // kindEnum: the values, as Flink spells them
 }
 
 var currentKeys = map[string]keyDef{
@@ -86,6 +150,13 @@ var currentKeys = map[string]keyDef{
 	KeyTolerableFailed:     {kind: kindInt, min: 0, max: 1 << 30},
 	KeyIncremental:         {kind: kindBool},
 	KeyDataInlineThreshold: {kind: kindSize, min: 0, max: maxDataInlineThreshold},
+	KeyCheckpointingMode:   {kind: kindEnum, values: []string{ModeExactlyOnce, ModeAtLeastOnce}},
+	KeyMinPause:            {kind: kindDuration},
+	KeyMaxConcurrent:       {kind: kindInt, min: 1, max: maxConcurrentCheckpoints},
+	KeyRetention:           {kind: kindEnum, values: []string{DeleteOnCancel, RetainOnCancel, RetainNever}},
+	KeyRecoveryPath:        {kind: kindPointer},
+	KeyClaimMode:           {kind: kindEnum, values: []string{ClaimNo, Claim, ClaimLegacy}},
+	KeyIgnoreUnclaimed:     {kind: kindBool},
 	KeySharedFilesystem:    {kind: kindBool},
 	KeyPluginsDir:          {kind: kindPath},
 	KeyJobName:             {kind: kindString},
@@ -101,6 +172,15 @@ var currentKeys = map[string]keyDef{
 	KeyRestartType:         {kind: kindRestartType},
 	KeyRestartAttempts:     {kind: kindInt, min: 0, max: 1 << 30},
 	KeyRestartDelay:        {kind: kindDuration},
+	KeyFailureRateMax:      {kind: kindInt, min: 1, max: 1<<31 - 1},
+	KeyFailureRateInterval: {kind: kindDuration},
+	KeyFailureRateDelay:    {kind: kindDuration},
+	KeyExpInitialBackoff:   {kind: kindDuration},
+	KeyExpMaxBackoff:       {kind: kindDuration},
+	KeyExpMultiplier:       {kind: kindFloat},
+	KeyExpResetThreshold:   {kind: kindDuration},
+	KeyExpJitter:           {kind: kindFloat},
+	KeyExpAttempts:         {kind: kindInt, min: 1, max: 1<<31 - 1},
 	KeyStartOverOnLoss:     {kind: kindBool},
 	KeyCancellationTimeout: {kind: kindDuration},
 	KeyHeartbeatInterval:   {kind: kindDuration},
@@ -110,16 +190,18 @@ var currentKeys = map[string]keyDef{
 	KeyRestPort:            {kind: kindInt, min: 0, max: 65535},
 }
 
-// deprecatedKeys maps each deprecated key to its replacement (Flink's deprecated keys).
-var deprecatedKeys = map[string]string{
-	"state.backend":                     KeyStateBackend,
-	"state.checkpoint-storage":          KeyCheckpointStorage,
-	"state.checkpoints.dir":             KeyCheckpointDir,
-	"state.savepoints.dir":              KeySavepointDir,
-	"state.checkpoints.num-retained":    KeyNumRetained,
-	"state.backend.incremental":         KeyIncremental,
-	"state.storage.fs.memory-threshold": KeyDataInlineThreshold,
-	"restart-strategy":                  KeyRestartType,
+// deprecatedKeys maps each of Flink's deprecated keys of a supported key to that key; it is
+// built from the catalog (flinkKeys).
+var deprecatedKeys = map[string]string{}
+
+func init() {
+	for _, e := range flinkKeys {
+		if e.status == flinkSupported {
+			for _, d := range e.dep {
+				deprecatedKeys[d] = e.key
+			}
+		}
+	}
 }
 
 // Built-in plugin names.
@@ -171,18 +253,71 @@ const (
 // keyInfo is what a written key means.
 type keyInfo struct {
 	// canonical is the current key; for plugin options it is spelled with the plugin's
-	// canonical name (state.backend.leveldb.x, execution.checkpointing.fsstorage.x).
+	// canonical name (state.backend.leveldb.x, execution.checkpointing.fsstorage.x); for
+	// keys of the Flink catalog that Flowstate does not read, the catalog's key.
 	canonical string
 	def       keyDef
 	// deprecated is true when the written key is a deprecated spelling.
 	deprecated bool
-	scope      scope  // plugin options only
-	plugin     string // plugin options and checksums: the canonical plugin name
-	option     string // plugin options only: the option name
+	// alias is true when the written key is a Flink key read as canonical
+	// (parallelism.default as job.parallelism).
+	alias  bool
+	scope  scope  // plugin options only
+	plugin string // plugin options and checksums: the canonical plugin name
+	option string // plugin options only: the option name
+	// flink is the catalog entry of a Flink key Flowstate refuses, or that has no effect
+	// here (inert and ignored keys); nil for keys Flowstate reads.
+	flink *flinkKey
 }
 
-// classify says what a written key means; ok is false for an unknown key.
-func classify(key string) (keyInfo, bool) {
+// namespaces are the plugins whose options a configuration may set: the built-in plugins
+// (options of one that is not selected are ignored with a warning) and the plugins the
+// file or the command line selects. Any other state.backend.NAME.* or
+// execution.checkpointing.NAME.* key is unknown, so that no key is ever taken for the
+// option of a plugin that is not configured.
+type namespaces struct {
+	backends, storages map[string]bool
+}
+
+// newNamespaces returns the namespaces of the built-in plugins.
+func newNamespaces() *namespaces {
+	return &namespaces{
+		backends: map[string]bool{Hashmap: true, LevelDB: true},
+		storages: map[string]bool{JMStorage: true, FSStorage: true},
+	}
+}
+
+// addBackend allows the options of a selected state backend; a plugin serving both roles
+// takes storage options too.
+func (n *namespaces) addBackend(name string) { n.backends[name], n.storages[name] = true, true }
+
+// addStorage allows the options of a selected checkpoint storage.
+func (n *namespaces) addStorage(name string) { n.storages[name] = true }
+
+// pluginOption splits a plugin option key into its scope, canonical plugin name and option;
+// ok is false when key is not shaped as one.
+func pluginOption(key string) (sc scope, plugin, option string, ok bool) {
+	if rest, found := strings.CutPrefix(key, backendOptionPrefix); found {
+		name, opt, found := strings.Cut(rest, ".")
+		if found && opt != "" && pluginNameRE.MatchString(name) && name != "type" && name != "incremental" {
+			return scopeBackend, name, opt, true
+		}
+	}
+	if rest, found := strings.CutPrefix(key, storageOptionPrefix); found {
+		name, opt, found := strings.Cut(rest, ".")
+		if _, reserved := currentKeys[storageOptionPrefix+name]; found && opt != "" && !reserved && pluginNameRE.MatchString(name) {
+			if alias, ok := storageAliases[name]; ok {
+				name = alias
+			}
+			return scopeStorage, name, opt, true
+		}
+	}
+	return scopeNone, "", "", false
+}
+
+// classify says what a written key means; ok is false for an unknown key. Plugin options
+// are recognised only in ns (nil: any plugin).
+func classify(key string, ns *namespaces) (keyInfo, bool) {
 	if def, ok := currentKeys[key]; ok {
 		return keyInfo{canonical: key, def: def}, true
 	}
@@ -192,37 +327,79 @@ func classify(key string) (keyInfo, bool) {
 	if name, ok := strings.CutPrefix(key, KeyChecksumPrefix); ok && pluginNameRE.MatchString(name) {
 		return keyInfo{canonical: key, def: keyDef{kind: kindString}, plugin: name}, true
 	}
-	if rest, ok := strings.CutPrefix(key, backendOptionPrefix); ok {
-		name, opt, found := strings.Cut(rest, ".")
-		if found && opt != "" && pluginNameRE.MatchString(name) && name != "type" && name != "incremental" {
-			info := keyInfo{scope: scopeBackend, plugin: name, option: opt}
-			if name == "rocksdb" {
-				info.plugin, info.deprecated = LevelDB, true
-			}
-			info.canonical = backendOptionPrefix + info.plugin + "." + opt
-			return info, true
+	if e, deprecated, ok := lookupFlink(key); ok {
+		if e.status != flinkAlias {
+			return keyInfo{canonical: e.key, flink: e, deprecated: deprecated}, true
 		}
+		if def, ok := currentKeys[e.target]; ok {
+			return keyInfo{canonical: e.target, def: def, alias: true, deprecated: deprecated}, true
+		}
+		sc, plugin, opt, _ := pluginOption(e.target)
+		return keyInfo{canonical: e.target, scope: sc, plugin: plugin, option: opt, alias: true, deprecated: deprecated}, true
 	}
-	if rest, ok := strings.CutPrefix(key, storageOptionPrefix); ok {
-		name, opt, found := strings.Cut(rest, ".")
-		if _, reserved := currentKeys[storageOptionPrefix+name]; found && opt != "" && !reserved && pluginNameRE.MatchString(name) {
-			if alias, ok := storageAliases[name]; ok {
-				name = alias
-			}
-			return keyInfo{canonical: storageOptionPrefix + name + "." + opt, scope: scopeStorage, plugin: name, option: opt}, true
+	if sc, plugin, opt, ok := pluginOption(key); ok && ns.allows(sc, plugin) {
+		prefix := backendOptionPrefix
+		if sc == scopeStorage {
+			prefix = storageOptionPrefix
 		}
+		return keyInfo{canonical: prefix + plugin + "." + opt, scope: sc, plugin: plugin, option: opt}, true
 	}
 	return keyInfo{}, false
 }
 
+// allows reports whether options of plugin may be set in scope sc.
+func (n *namespaces) allows(sc scope, plugin string) bool {
+	switch {
+	case n == nil:
+		return true
+	case sc == scopeBackend:
+		return n.backends[plugin]
+	}
+	return n.storages[plugin]
+}
+
+// unknownKeyError says why key is unknown, suggesting the closest known key. A key shaped
+// as the option of a plugin that is not configured says so.
+func unknownKeyError(key string, ns *namespaces, backend, storage string) error {
+	what := ErrUnknownKey
+	if strings.HasPrefix(key, backendOptionPrefix+"rocksdb.") {
+		what = fmt.Errorf("%w: not one of Flink's RocksDB options", ErrUnknownKey)
+	}
+	var why string
+	if sc, plugin, _, ok := pluginOption(key); ok && !ns.allows(sc, plugin) && plugin != "rocksdb" {
+		role, selected := "state backend", backend
+		if sc == scopeStorage {
+			role, selected = "checkpoint storage", storage
+		}
+		if selected == "" {
+			selected = "the default"
+		}
+		why = fmt.Sprintf("neither a key Flowstate knows nor an option of the configured %s (%s): %q is not selected, so its options are not read", role, selected, plugin)
+	}
+	switch s := suggest(key); {
+	case s != "" && why != "":
+		return fmt.Errorf("%w: did you mean %s? (%s)", what, s, why)
+	case s != "":
+		return fmt.Errorf("%w: did you mean %s?", what, s)
+	case why != "":
+		return fmt.Errorf("%w: %s", what, why)
+	}
+	return what
+}
+
 // suggest returns the known key closest to an unknown one, or "" when none is close.
 func suggest(key string) string {
-	candidates := make([]string, 0, len(currentKeys)+len(deprecatedKeys))
+	candidates := make([]string, 0, len(currentKeys)+len(deprecatedKeys)+len(flinkKeys))
 	for k := range currentKeys {
 		candidates = append(candidates, k)
 	}
 	for k := range deprecatedKeys {
 		candidates = append(candidates, k)
+	}
+	for _, e := range flinkKeys {
+		if e.status != flinkSupported && !e.namespace() {
+			candidates = append(candidates, e.key)
+		}
 	}
 	sort.Strings(candidates)
 	best, bestDist := "", len(key)/3+2

@@ -22,7 +22,7 @@ func TestLegacyKeys(t *testing.T) {
 		{"state.backend.incremental", "execution.checkpointing.incremental", "true", func(c *Config) any { return c.Checkpointing.Incremental }, true},
 		{"state.storage.fs.memory-threshold", "execution.checkpointing.data-inline-threshold", "2kb", func(c *Config) any { return c.Checkpointing.DataInlineThreshold }, int64(2048)},
 		{"restart-strategy", "restart-strategy.type", "none", func(c *Config) any { return c.Restart.Type }, "none"},
-		{"state.backend.rocksdb.localdir", "state.backend.leveldb.localdir", "/ldb", func(c *Config) any { return c.backendOpts["leveldb"]["localdir"].value }, "/ldb"},
+		{"state.backend.rocksdb.checkpointdir", "state.backend.rocksdb.localdir", "/ldb", func(c *Config) any { return c.backendOpts["leveldb"]["localdir"].value }, "/ldb"},
 	}
 	for _, tc := range cases {
 		pre := "execution.checkpointing.dir: /ck\n" // so that filesystem storage resolves
@@ -41,12 +41,13 @@ func TestLegacyKeys(t *testing.T) {
 		if len(newC.Deprecations) != 0 {
 			t.Errorf("%s: want no deprecation, got %q", tc.current, newC.Deprecations)
 		}
-		wantEqual(t, "line by current name", oldC.Line(tc.current), 2)
+		canonical, _ := classify(tc.current, nil)
+		wantEqual(t, "line by current name", oldC.Line(canonical.canonical), 2)
 		// Old and new together with the same value: one deprecation, no conflict.
 		both := mustParse(t, pre+tc.old+": "+tc.value+"\n"+tc.current+": "+tc.value+"\n")
 		wantEqual(t, tc.old+" with "+tc.current, viewOf(both), viewOf(newC))
 		wantEqual(t, "deprecations", len(both.Deprecations), 1)
-		wantEqual(t, "current key wins for lines", both.Line(tc.current), 3)
+		wantEqual(t, "current key wins for lines", both.Line(canonical.canonical), 3)
 	}
 }
 
@@ -64,7 +65,6 @@ func TestLegacyBackendValues(t *testing.T) {
 		{"state.backend: fs\nstate.checkpoints.dir: /ck\n", "hashmap", "fsstorage", "/ck", "FsStateBackend = HashMapStateBackend + FileSystemCheckpointStorage"},
 		{"state.backend: rocksdb\n", "leveldb", "jmstorage", "", "use state.backend.type: leveldb and execution.checkpointing.storage: jmstorage (RocksDBStateBackend"},
 		{"state.backend: rocksdb\nstate.checkpoints.dir: /ck\n", "leveldb", "fsstorage", "/ck", "use state.backend.type: leveldb and execution.checkpointing.storage: fsstorage"},
-		{"state.backend.type: rocksdb\n", "leveldb", "jmstorage", "", "config.yaml:1: state.backend.type: rocksdb is deprecated: use state.backend.type: leveldb"},
 		// MemoryStateBackend("file://path"): the jobmanager storage keeps its path.
 		{"state.backend: jobmanager\nstate.checkpoints.dir: file:///ck\n", "hashmap", "jmstorage", "file:///ck", "MemoryStateBackend"},
 		{"state.backend: JobManager\n", "hashmap", "jmstorage", "", "state.backend: JobManager is deprecated"},

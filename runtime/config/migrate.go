@@ -20,7 +20,7 @@ func Migrate(data []byte, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	doc, err := parseTree(data, file)
+	doc, _, err := parseTree(data, file)
 	if err != nil {
 		return "", err
 	}
@@ -31,7 +31,7 @@ func Migrate(data []byte, file string) (string, error) {
 	leaves := flatten(doc, file, &errs)
 	m := &migration{root: doc.Content[0], c: c}
 	for _, l := range leaves {
-		info, _ := classify(l.key)
+		info, _ := classify(l.key, nil)
 		m.leaf(l, info, leaves)
 	}
 	if m.changes == 0 {
@@ -91,7 +91,8 @@ func (m *migration) leaf(l leaf, info keyInfo, all []leaf) {
 // backend migrates the kept spelling of the state backend: the key to state.backend.type,
 // a deprecated value to its plugin, and the storage a deprecated value implied.
 func (m *migration) backend(l leaf, info keyInfo) {
-	name, legacy, _ := parseBackendName(l.value)
+	bv, _ := parseBackendName(l.value, info.deprecated)
+	name, legacy := bv.name, bv.legacy
 	what := fmt.Sprintf("%s: %s", l.key, strings.TrimSpace(l.value))
 	comment := fmt.Sprintf("was %s (deprecated)", what)
 	if legacy != nil {
@@ -123,7 +124,7 @@ func (m *migration) backend(l leaf, info keyInfo) {
 func (m *migration) keeper(all []leaf, canonical string) *leaf {
 	var first *leaf
 	for i := range all {
-		info, ok := classify(all[i].key)
+		info, ok := classify(all[i].key, nil)
 		if !ok || info.canonical != canonical {
 			continue
 		}

@@ -63,10 +63,10 @@ job:
 			"execution.checkpointing.dir: /var/ck # was state.checkpoints.dir (deprecated)",
 			"job:", "  name: wc",
 		}, []string{"state:\n"}},
-		{"rocksdb without a dir keeps jobmanager storage", "state.backend.type: rocksdb\nstate.backend.rocksdb.block-cache-size: 8mb\n", []string{
-			"state.backend.type: leveldb # was state.backend.type: rocksdb",
-			"execution.checkpointing.storage: jmstorage # implied by the old state.backend.type: rocksdb",
-			"state.backend.leveldb.block-cache-size: 8mb # was state.backend.rocksdb.block-cache-size (deprecated: rocksdb is leveldb here)",
+		{"rocksdb without a dir keeps jobmanager storage", "state.backend: rocksdb\nstate.backend.rocksdb.checkpointdir: /ldb\n", []string{
+			"state.backend.type: leveldb # was state.backend: rocksdb",
+			"execution.checkpointing.storage: jmstorage # implied by the old state.backend: rocksdb",
+			"state.backend.leveldb.localdir: /ldb # was state.backend.rocksdb.checkpointdir (deprecated: rocksdb is leveldb here)",
 		}, nil},
 		{"memory with a path keeps it", "state.backend: jobmanager\nstate.checkpoints.dir: file:///var/ck\n", []string{
 			"execution.checkpointing.storage: jmstorage # implied by the old state.backend: jobmanager",

@@ -34,14 +34,14 @@ type Overrides struct {
 // Apply layers o over the configuration. Call Resolve afterwards.
 func (c *Config) Apply(o Overrides) error {
 	if o.StateBackend != "" {
-		name, legacy, err := parseBackendName(o.StateBackend)
+		v, err := parseBackendName(o.StateBackend, false)
 		if err != nil {
 			return &Error{Key: "state backend set in code", Err: fmt.Errorf("%w %q: %v", ErrBadValue, o.StateBackend, err)}
 		}
-		if legacy != nil {
-			c.Deprecations = append(c.Deprecations, fmt.Sprintf("state backend %q set in code is deprecated: use %q (%s)", o.StateBackend, name, legacy.flink))
+		if v.legacy != nil {
+			c.Deprecations = append(c.Deprecations, fmt.Sprintf("state backend %q set in code is deprecated: use %q (%s)", o.StateBackend, v.name, v.legacy.flink))
 		}
-		c.StateBackend, c.backendSrc = name, "code"
+		c.StateBackend, c.backendSrc = v.name, "code"
 		if c.storageImpl != "" { // the file's implied storage went with the file's backend
 			c.storageSet, c.storageImpl, c.storageSrc, c.storageAuto = "", "", "", false
 		}
@@ -140,4 +140,15 @@ func (c *Config) fillOptions() {
 	for k, o := range c.storageOpts[codePlugin] {
 		c.StorageOptions[k] = o.value
 	}
+}
+
+// SetRetention sets execution.checkpointing.externalized-checkpoint-retention from code
+// (DeleteOnCancel, RetainOnCancel or RetainNever, in any case).
+func (c *Config) SetRetention(retention string) error {
+	v, err := parseEnum(retention, currentKeys[KeyRetention].values)
+	if err != nil {
+		return &Error{Key: KeyRetention + " set in code", Err: fmt.Errorf("%w %q: %v", ErrBadValue, retention, err)}
+	}
+	c.Checkpointing.Retention = v
+	return nil
 }

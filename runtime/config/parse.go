@@ -1,13 +1,11 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 )
 
 // spelling is one written key of a setting, with what it means.
@@ -16,8 +14,8 @@ type spelling struct {
 	info keyInfo
 }
 
-// deprecation is a deprecation message and the line it is about, for sorting.
-type deprecation struct {
+// message is a deprecation message or a note and the line it is about, for sorting.
+type message struct {
 	line int
 	msg  string
 }
@@ -26,15 +24,26 @@ type deprecation struct {
 type parser struct {
 	c    *Config
 	errs errorList
-	base string // directory relative paths resolve against
-	deps []deprecation
+	base string // directory relative paths of the file resolve against
+	deps []message
+	// notes say how Flink keys were read: aliases, and keys that load without effect.
+	notes []message
+	ns    *namespaces
+	// fileBackend and fileStorage are what the file (or -D) selects, for messages.
+	fileBackend, fileStorage string
 	// backend is the winning spelling of state.backend.type and its legacy meaning.
 	backend       *spelling
 	backendLegacy *legacyBackend
 	backendAll    []spelling
+	// flinkLeaves are the keys of the Flink catalog that Flowstate does not read.
+	flinkLeaves   []spelling
 	storageGiven  bool
 	restartGiven  bool
 	attemptsGiven bool
+	// restartKeys are the spellings of each strategy's keys that the file sets.
+	restartKeys map[string][]spelling
+	// raw are the values of the current keys as written, for messages.
+	raw           map[string]string
 	address, port string
 }
 
@@ -43,6 +52,7 @@ type parser struct {
 type backendValue struct {
 	name   string
 	legacy *legacyBackend
+	alias  string // the name written when it is another name of the plugin (rocksdb)
 }
 
 func (b backendValue) String() string { return b.name }
@@ -50,16 +60,25 @@ func (b backendValue) String() string { return b.name }
 // Parse parses and validates a configuration file's contents. file names the file in
 // messages; relative paths in the file resolve against filepath.Dir(file). All problems are
 // reported, in line order, each naming its key and line.
-func Parse(data []byte, file string) (*Config, error) {
-	doc, err := parseTree(data, file)
+func Parse(data []byte, file string) (*Config, error) { return ParseWith(data, file, nil) }
+
+// ParseWith is Parse with command-line overrides, which win over the file. Relative paths
+// in overrides resolve against the working directory.
+func ParseWith(data []byte, file string, overrides []Override) (*Config, error) {
+	doc, flat, err := parseTree(data, file)
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{c: defaults(file), base: "."}
+	p := &parser{c: defaults(file), base: ".", restartKeys: map[string][]spelling{}, raw: map[string]string{}}
 	if file != "" {
 		p.base = filepath.Dir(file)
 	}
-	leaves := flatten(doc, file, &p.errs)
+	if flat {
+		p.note(leaf{line: 1}, "not valid YAML: read line by line as \"key: value\", as Flink 1.x reads flink-conf.yaml")
+	}
+	leaves := append(flatten(doc, file, &p.errs), overrideLeaves(overrides)...)
+	p.c.Overrides = append([]Override(nil), overrides...)
+	p.selectNamespaces(leaves)
 	groups, order := p.group(leaves)
 	for _, canonical := range order {
 		p.apply(canonical, groups[canonical])
@@ -69,64 +88,122 @@ func Parse(data []byte, file string) (*Config, error) {
 		return nil, err
 	}
 	c := p.c
-	sort.SliceStable(p.deps, func(i, j int) bool { return p.deps[i].line < p.deps[j].line })
-	for _, d := range p.deps {
-		c.Deprecations = append(c.Deprecations, d.msg)
-	}
+	c.Deprecations = append(c.Deprecations, sorted(p.deps)...)
+	c.Notes = append(c.Notes, sorted(p.notes)...)
 	c.CheckpointStorage = c.configuredStorage()
 	c.fillOptions()
 	c.Warnings = append([]string{}, c.parseWarnings...)
 	return c, nil
 }
 
+// sorted returns the messages in line order.
+func sorted(ms []message) []string {
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].line < ms[j].line })
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.msg
+	}
+	return out
+}
+
+// selectNamespaces finds the plugins the file and the overrides select, whose options
+// they may then set.
+func (p *parser) selectNamespaces(leaves []leaf) {
+	p.ns = newNamespaces()
+	for _, l := range leaves {
+		switch l.key {
+		case KeyStateBackend, "state.backend":
+			if v, err := parseBackendName(l.value, l.key != KeyStateBackend); err == nil {
+				p.ns.addBackend(v.name)
+				p.fileBackend = v.name
+			}
+		case KeyCheckpointStorage, "state.checkpoint-storage":
+			if name, err := parseStorageName(l.value); err == nil {
+				p.ns.addStorage(name)
+				p.fileStorage = name
+			}
+		}
+	}
+}
+
 // group classifies the leaves and groups the spellings of each setting under its current
-// key, in file order. Unknown and duplicate keys are reported.
+// key, in file order, then overrides. An override replaces every spelling of its setting in
+// the file, and a later override an earlier one. Unknown and duplicate keys are reported;
+// keys of the Flink catalog that Flowstate does not read go to flinkLeaves.
 func (p *parser) group(leaves []leaf) (map[string][]spelling, []string) {
 	seen := map[string]int{}
+	var all []spelling
+	byFlag := map[string]int{} // canonical key -> index in all of its latest override
+	for _, l := range leaves {
+		if l.flag == "" {
+			if prev, dup := seen[l.key]; dup {
+				p.errs.add(p.c.File, l.line, l.key, fmt.Errorf("%w: also set at line %d", ErrDuplicate, prev))
+				continue
+			}
+			seen[l.key] = l.line
+		}
+		info, ok := classify(l.key, p.ns)
+		if !ok {
+			p.errs.addAt(p.c.File, l, unknownKeyError(l.key, p.ns, p.fileBackend, p.fileStorage))
+			continue
+		}
+		if l.flag != "" {
+			byFlag[info.canonical] = len(all)
+		}
+		all = append(all, spelling{l, info})
+	}
 	groups := map[string][]spelling{}
 	var order []string
-	for _, l := range leaves {
-		if prev, dup := seen[l.key]; dup {
-			p.errs.add(p.c.File, l.line, l.key, fmt.Errorf("%w: also set at line %d", ErrDuplicate, prev))
+	for i, s := range all {
+		if j, overridden := byFlag[s.info.canonical]; overridden && j != i {
 			continue
 		}
-		seen[l.key] = l.line
-		info, ok := classify(l.key)
-		if !ok {
-			err := ErrUnknownKey
-			if s := suggest(l.key); s != "" {
-				err = fmt.Errorf("%w: did you mean %s?", ErrUnknownKey, s)
-			}
-			p.errs.add(p.c.File, l.line, l.key, err)
+		if s.flag != "" {
+			p.c.flags[s.key], p.c.flags[s.info.canonical] = s.flag, s.flag
+		} else {
+			p.c.lines[s.key] = s.line
+		}
+		if s.info.flink != nil {
+			p.flinkLeaves = append(p.flinkLeaves, s)
 			continue
 		}
-		if _, ok := groups[info.canonical]; !ok {
-			order = append(order, info.canonical)
+		if _, ok := groups[s.info.canonical]; !ok {
+			order = append(order, s.info.canonical)
 		}
-		groups[info.canonical] = append(groups[info.canonical], spelling{l, info})
-		p.c.lines[l.key] = l.line
+		groups[s.info.canonical] = append(groups[s.info.canonical], s)
 	}
 	return groups, order
 }
 
 // value parses one written value of a setting.
 func (p *parser) value(s spelling) (any, error) {
+	if msg := s.shapeError(); msg != "" {
+		return nil, errors.New(msg)
+	}
 	raw := s.value
+	base := p.base
+	if s.flag != "" {
+		base = "."
+	}
 	if s.info.scope != scopeNone {
 		if isPathOption(s.info.option) {
-			return resolvePath(raw, p.base)
+			if s.info.alias && strings.Contains(raw, ",") {
+				return nil, fmt.Errorf("Flink's list of directories: %s takes one directory, give one", s.info.canonical)
+			}
+			return resolvePath(raw, base)
 		}
 		return strings.TrimSpace(raw), nil
 	}
 	def := s.info.def
 	switch def.kind {
 	case kindBackend:
-		name, legacy, err := parseBackendName(raw)
-		return backendValue{name, legacy}, err
+		return parseBackendName(raw, s.info.deprecated)
 	case kindStorage:
 		return parseStorageName(raw)
 	case kindPath:
-		return resolvePath(raw, p.base)
+		return resolvePath(raw, base)
+	case kindPointer:
+		return resolvePointer(raw, base)
 	case kindDuration:
 		return ParseDuration(raw)
 	case kindInt:
@@ -139,6 +216,8 @@ func (p *parser) value(s spelling) (any, error) {
 		return parseFloat(raw)
 	case kindRestartType:
 		return parseRestartType(raw)
+	case kindEnum:
+		return parseEnum(raw, def.values)
 	}
 	v := strings.TrimSpace(raw)
 	if v == "" {
@@ -152,8 +231,12 @@ func (p *parser) apply(canonical string, spellings []spelling) {
 	values := make([]any, len(spellings))
 	for i, s := range spellings {
 		v, err := p.value(s)
-		if err != nil {
-			p.errs.add(p.c.File, s.line, s.key, fmt.Errorf("%w %q: %v", ErrBadValue, s.value, err))
+		switch {
+		case errors.Is(err, ErrUnsupported):
+			p.errs.addAt(p.c.File, s.leaf, err)
+			return
+		case err != nil:
+			p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w %q: %v", ErrBadValue, s.value, err))
 			return
 		}
 		values[i] = v
@@ -162,33 +245,33 @@ func (p *parser) apply(canonical string, spellings []spelling) {
 	for i, s := range spellings {
 		if fmt.Sprint(values[i]) != fmt.Sprint(values[0]) {
 			first := spellings[0]
-			p.errs.add(p.c.File, s.line, s.key, fmt.Errorf("%w: %s: %s (line %d) and %s: %s (line %d) disagree; keep only %s",
-				ErrConflict, first.key, strings.TrimSpace(first.value), first.line, s.key, strings.TrimSpace(s.value), s.line, canonical))
+			p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w: %s: %s (%s) and %s: %s (%s) disagree; keep only %s",
+				ErrConflict, first.key, strings.TrimSpace(first.value), p.origin(first.leaf), s.key, strings.TrimSpace(s.value), p.origin(s.leaf), canonical))
 			return
 		}
-		if !s.info.deprecated && spellings[win].info.deprecated {
+		if rank(s.info) < rank(spellings[win].info) {
 			win = i
 		}
 	}
 	w := spellings[win]
 	p.c.lines[canonical] = w.line
 	p.c.written[canonical] = w.key
-	if canonical == KeyStateBackend {
-		p.backend = &w
-		for i := range spellings { // a deprecated value implies a storage whichever spelling has it
-			if lb := values[i].(backendValue).legacy; lb != nil {
-				p.backend, p.backendLegacy = &spellings[i], lb
-				break
-			}
+	p.raw[canonical] = strings.TrimSpace(w.value)
+	if w.flag != "" {
+		delete(p.c.lines, canonical)
+	}
+	for _, s := range spellings {
+		if s.info.alias {
+			p.note(s.leaf, fmt.Sprintf("%s (Flink's key) is read as %s", s.key, canonical))
 		}
-		p.backendAll = spellings
-		p.c.StateBackend = values[win].(backendValue).name
-		p.c.backendSrc = "config file"
+	}
+	if canonical == KeyStateBackend {
+		p.applyBackend(spellings, values, win)
 		return
 	}
 	for _, s := range spellings {
 		if s.info.deprecated {
-			p.deprecate(s.line, fmt.Sprintf("%s is deprecated: use %s", s.key, canonical))
+			p.deprecate(s.leaf, fmt.Sprintf("%s is deprecated: use %s", s.key, p.flinkName(s, canonical)))
 		}
 	}
 	if w.info.scope != scopeNone {
@@ -199,7 +282,59 @@ func (p *parser) apply(canonical string, spellings []spelling) {
 		p.c.Plugins.Checksums[w.info.plugin] = values[win].(string)
 		return
 	}
+	if strategy := restartStrategyOf(canonical); strategy != "" {
+		p.restartKeys[strategy] = append(p.restartKeys[strategy], w)
+	}
 	p.set(canonical, values[win])
+}
+
+// rank orders the spellings of a setting: the current key wins over a Flink alias, which
+// wins over a deprecated key.
+func rank(i keyInfo) int {
+	switch {
+	case i.deprecated:
+		return 2
+	case i.alias:
+		return 1
+	}
+	return 0
+}
+
+// flinkName is the key a deprecated spelling should become: the Flink alias for aliases of
+// plugin options (state.backend.rocksdb.checkpointdir -> state.backend.rocksdb.localdir),
+// else the current key.
+func (p *parser) flinkName(s spelling, canonical string) string {
+	if s.info.alias {
+		for _, e := range flinkKeys {
+			if e.target == canonical && e.status == flinkAlias {
+				return e.key
+			}
+		}
+	}
+	return canonical
+}
+
+// applyBackend applies the spellings of state.backend.type.
+func (p *parser) applyBackend(spellings []spelling, values []any, win int) {
+	w := spellings[win]
+	p.backend = &w
+	for i := range spellings { // a deprecated value implies a storage whichever spelling has it
+		if lb := values[i].(backendValue).legacy; lb != nil {
+			p.backend, p.backendLegacy = &spellings[i], lb
+			break
+		}
+	}
+	for i, s := range spellings {
+		if a := values[i].(backendValue).alias; a != "" && values[i].(backendValue).legacy == nil {
+			p.note(s.leaf, fmt.Sprintf("%s: %s is Flowstate's %s plugin", s.key, a, values[i].(backendValue).name))
+		}
+	}
+	p.backendAll = spellings
+	p.c.StateBackend = values[win].(backendValue).name
+	p.c.backendSrc = "config file"
+	if w.flag != "" {
+		p.c.backendSrc = "command line (" + w.flag + ")"
+	}
 }
 
 // setOption records a plugin option.
@@ -211,174 +346,34 @@ func (p *parser) setOption(s spelling, v string) {
 	if opts[s.info.plugin] == nil {
 		opts[s.info.plugin] = map[string]optValue{}
 	}
-	opts[s.info.plugin][s.info.option] = optValue{value: v, key: s.key, line: s.line}
+	opts[s.info.plugin][s.info.option] = optValue{value: v, key: s.key, line: s.line, flag: s.flag}
 }
 
-// set applies the value of a current key.
-func (p *parser) set(key string, v any) {
-	c := p.c
-	switch key {
-	case KeyCheckpointStorage:
-		c.storageSet, c.storageSrc, p.storageGiven = v.(string), "config file", true
-	case KeyCheckpointDir:
-		c.Checkpointing.Dir = v.(string)
-	case KeySavepointDir:
-		c.Checkpointing.SavepointDir = v.(string)
-	case KeyInterval:
-		c.Checkpointing.Interval = v.(time.Duration)
-	case KeyTimeout:
-		c.Checkpointing.Timeout = v.(time.Duration)
-		if c.Checkpointing.Timeout == 0 {
-			p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w \"0\": the checkpoint timeout must be positive", ErrBadValue))
-		}
-	case KeyNumRetained:
-		c.Checkpointing.NumRetained = int(v.(int64))
-	case KeyTolerableFailed:
-		c.Checkpointing.TolerableFailed = int(v.(int64))
-	case KeyIncremental:
-		c.Checkpointing.Incremental, c.incrSet = v.(bool), true
-	case KeyDataInlineThreshold:
-		c.Checkpointing.DataInlineThreshold, c.inlineSet = v.(int64), true
-	case KeySharedFilesystem:
-		c.Checkpointing.SharedFilesystem = v.(bool)
-	case KeyPluginsDir:
-		c.Plugins.Dir = v.(string)
-	case KeyJobName:
-		c.Job.Name = v.(string)
-	case KeyJobType:
-		c.Job.Type = v.(string)
-	case KeyJobParallelism:
-		c.Job.Parallelism = int(v.(int64))
-	case KeyJobMaxParallelism:
-		c.Job.MaxParallelism = int(v.(int64))
-	case KeyJobInput:
-		c.Job.Input = v.(string)
-	case KeyJobOutput:
-		c.Job.Output = v.(string)
-	case KeyJobRate:
-		c.Job.Rate = v.(float64)
-	case KeyJobKeys:
-		c.Job.Keys = v.(int64)
-	case KeyJobRecords:
-		c.Job.Records = v.(int64)
-	case KeyJobBatchSize:
-		c.Job.BatchSize = int(v.(int64))
-	case KeyRestartType:
-		c.Restart.Type, p.restartGiven = v.(string), true
-	case KeyRestartAttempts:
-		c.Restart.Attempts, p.attemptsGiven = int(v.(int64)), true
-	case KeyRestartDelay:
-		c.Restart.Delay = v.(time.Duration)
-	case KeyStartOverOnLoss:
-		c.Restart.StartOverOnCheckpointLoss = v.(bool)
-	case KeyCancellationTimeout:
-		c.Restart.CancellationTimeout = v.(time.Duration)
-	case KeyHeartbeatInterval:
-		c.Heartbeat.Interval = v.(time.Duration)
-	case KeyHeartbeatTimeout:
-		c.Heartbeat.Timeout = v.(time.Duration)
-	case KeyAllowOutsideDir:
-		c.Plugins.AllowOutsideDir = nil
-		for _, name := range strings.Split(v.(string), ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				c.Plugins.AllowOutsideDir = append(c.Plugins.AllowOutsideDir, name)
-			}
-		}
-	case KeyRestAddress:
-		p.address = v.(string)
-	case KeyRestPort:
-		p.port = strconv.FormatInt(v.(int64), 10)
-	}
+// deprecate records a deprecation message about a key.
+func (p *parser) deprecate(l leaf, msg string) {
+	p.deps = append(p.deps, message{l.line, p.at(l) + msg})
 }
 
-// finish applies the rules that involve several keys.
-func (p *parser) finish() {
-	c := p.c
-	if c.Job.MaxParallelism < c.Job.Parallelism {
-		key := KeyJobMaxParallelism
-		if c.lines[key] == 0 {
-			key = KeyJobParallelism
-		}
-		p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w: job.parallelism (%d) exceeds job.max-parallelism (%d)",
-			ErrBadValue, c.Job.Parallelism, c.Job.MaxParallelism))
-	}
-	if h := c.Heartbeat; h.Interval <= 0 || h.Timeout <= h.Interval {
-		key := KeyHeartbeatTimeout
-		if c.lines[key] == 0 {
-			key = KeyHeartbeatInterval
-		}
-		p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w: heartbeat.interval (%s) must be positive and below heartbeat.timeout (%s)",
-			ErrBadValue, h.Interval, h.Timeout))
-	}
-	if c.Restart.Type == "none" {
-		if p.attemptsGiven && c.Restart.Attempts > 0 {
-			c.warnf("%s: %s is ignored: restart-strategy.type is none", c.where(KeyRestartAttempts), c.writtenKey(KeyRestartAttempts))
-		}
-		c.Restart.Attempts = 0
-	}
-	if p.address != "" || p.port != "" {
-		host, port := DefaultRestAddress, strconv.Itoa(DefaultRestPort)
-		if p.address != "" {
-			host = p.address
-		}
-		if p.port != "" {
-			port = p.port
-		}
-		c.Control.Address = net.JoinHostPort(host, port)
-	}
-	p.checkInputOutput()
-	p.finishBackend()
+// note records a note about a key.
+func (p *parser) note(l leaf, msg string) {
+	p.notes = append(p.notes, message{l.line, p.at(l) + msg})
 }
 
-// finishBackend applies the seed's Old -> New table to a deprecated state.backend value and
-// writes the state backend's deprecation messages.
-func (p *parser) finishBackend() {
-	c := p.c
-	for _, s := range p.backendAll {
-		_, legacy, _ := parseBackendName(s.value)
-		if legacy == nil {
-			if s.info.deprecated {
-				p.deprecate(s.line, fmt.Sprintf("%s is deprecated: use %s", s.key, KeyStateBackend))
-			}
-			continue
-		}
-		storage := legacy.storage
-		if storage == storageAuto {
-			storage = JMStorage
-			if c.Checkpointing.Dir != "" {
-				storage = FSStorage
-			}
-		}
-		p.deprecate(s.line, fmt.Sprintf("%s: %s is deprecated: use %s: %s and %s: %s (%s)",
-			s.key, strings.TrimSpace(s.value), KeyStateBackend, legacy.backend, KeyCheckpointStorage, storage, legacy.flink))
+// at is how a message starts for a key: "FILE:LINE: " for the file, "-D " for a flag.
+func (p *parser) at(l leaf) string {
+	if l.flag != "" {
+		return l.flag + " "
 	}
-	lb := p.backendLegacy
-	if lb == nil {
-		return
+	if l.line > 0 {
+		return fmt.Sprintf("%s:%d: ", fileName(p.c.File), l.line)
 	}
-	what := fmt.Sprintf("%s: %s", p.backend.key, strings.TrimSpace(p.backend.value))
-	if p.storageGiven {
-		// rocksdb never fixed its storage; jobmanager and filesystem did.
-		if lb.storage != storageAuto && c.storageSet != lb.storage {
-			c.warnf("%s: %s implies %s checkpoint storage, but %s (line %d) selects %s; using %s",
-				c.where(KeyStateBackend), what, lb.storage, c.writtenKey(KeyCheckpointStorage), c.lines[KeyCheckpointStorage], c.storageSet, c.storageSet)
-		}
-		return
-	}
-	c.storageImpl = what
-	c.storageSrc = "the deprecated " + what
-	if lb.storage == storageAuto {
-		c.storageAuto = true
-	} else {
-		c.storageSet = lb.storage
-	}
+	return fileName(p.c.File) + ": "
 }
 
-// deprecate records a deprecation message about a line of the file.
-func (p *parser) deprecate(line int, msg string) {
-	loc := fileName(p.c.File)
-	if line > 0 {
-		loc = fmt.Sprintf("%s:%d", loc, line)
+// origin says where a key was set, inside a message: "line N" or "-D".
+func (p *parser) origin(l leaf) string {
+	if l.flag != "" {
+		return l.flag
 	}
-	p.deps = append(p.deps, deprecation{line, loc + ": " + msg})
+	return fmt.Sprintf("line %d", l.line)
 }

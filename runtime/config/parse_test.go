@@ -13,9 +13,17 @@ func TestDefaults(t *testing.T) {
 		c := mustParse(t, in)
 		wantEqual(t, "backend", c.StateBackend, "hashmap")
 		wantEqual(t, "storage after Parse", c.CheckpointStorage, "")
-		wantEqual(t, "checkpointing", c.Checkpointing, Checkpointing{Timeout: 10 * time.Minute, NumRetained: 1, DataInlineThreshold: 20 << 10})
+		wantEqual(t, "checkpointing", c.Checkpointing, Checkpointing{Timeout: 10 * time.Minute, NumRetained: 1, DataInlineThreshold: 20 << 10,
+			Mode: "EXACTLY_ONCE", MaxConcurrent: 1, Retention: "NO_EXTERNALIZED_CHECKPOINTS"})
+		wantEqual(t, "recovery", c.Recovery, Recovery{ClaimMode: "NO_CLAIM"})
 		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024})
-		wantEqual(t, "restart", c.Restart, Restart{Type: "fixed-delay", Attempts: 3, Delay: time.Second, CancellationTimeout: 30 * time.Second})
+		// Flink's defaults of every strategy (RestartStrategyOptions); the strategy itself
+		// waits for the final checkpoint interval.
+		wantEqual(t, "restart", c.Restart, Restart{Attempts: 1, Delay: time.Second,
+			FailureRate: FailureRate{MaxFailures: 1, Interval: time.Minute, Delay: time.Second},
+			ExponentialDelay: ExponentialDelay{InitialBackoff: time.Second, MaxBackoff: time.Minute, Multiplier: 1.5,
+				ResetThreshold: time.Hour, JitterFactor: 0.1, AttemptsBeforeReset: 2147483647},
+			CancellationTimeout: 30 * time.Second})
 		wantEqual(t, "control", c.Control.Address, "127.0.0.1:8081")
 		wantEqual(t, "plugins dir", c.Plugins.Dir, "")
 		wantEqual(t, "backend options", c.BackendOptions, sdk.Options{})
@@ -25,6 +33,12 @@ func TestDefaults(t *testing.T) {
 		if err := Resolve(c, nil); err != nil {
 			t.Fatal(err)
 		}
+		wantEqual(t, "no checkpointing: no restarts (Flink's default)", c.Restart.Type, "none")
+		c.Checkpointing.Interval = time.Second // as code may set it before Resolve
+		if err := Resolve(c, nil); err != nil {
+			t.Fatal(err)
+		}
+		wantEqual(t, "checkpointing: exponential-delay (Flink's default since 1.19)", c.Restart.Type, "exponential-delay")
 		wantEqual(t, "default storage", c.CheckpointStorage, "jmstorage")
 		wantEqual(t, "storage source", c.CheckpointStorageSource(), "default")
 	}
@@ -73,11 +87,16 @@ rest.port: 9091
 		StorageOptions: sdk.Options{"dir": "/etc/flowstate/ckpt", "savepoint-dir": "s3://bucket/savepoints",
 			"data-inline-threshold": "4096", "write-buffer-size": "8kb"},
 		Checkpointing: Checkpointing{Interval: 10 * time.Second, Timeout: time.Minute, NumRetained: 3, TolerableFailed: 2,
-			Incremental: true, Dir: "/etc/flowstate/ckpt", SavepointDir: "s3://bucket/savepoints", DataInlineThreshold: 4096, SharedFilesystem: true},
+			Incremental: true, Dir: "/etc/flowstate/ckpt", SavepointDir: "s3://bucket/savepoints", DataInlineThreshold: 4096, SharedFilesystem: true,
+			Mode: "EXACTLY_ONCE", MaxConcurrent: 1, Retention: "NO_EXTERNALIZED_CHECKPOINTS"},
 		Plugins: Plugins{Dir: "/etc/plugins", Checksums: map[string]string{"leveldb": "sha256:abc"}},
 		Job: Job{Name: "wc", Type: "wordcount", Parallelism: 4, MaxParallelism: 256, Input: "/etc/flowstate/in.txt",
 			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256},
-		Restart: Restart{Type: "fixed-delay", Attempts: 5, Delay: 500 * time.Millisecond, StartOverOnCheckpointLoss: true, CancellationTimeout: 5 * time.Second},
+		Restart: func() Restart {
+			r := defaultRestartSettings()
+			r.Type, r.Attempts, r.Delay, r.StartOverOnCheckpointLoss, r.CancellationTimeout = "fixed-delay", 5, 500*time.Millisecond, true, 5*time.Second
+			return r
+		}(),
 		Control: Control{Address: "0.0.0.0:9091"},
 	})
 	if len(c.Deprecations) != 0 || len(c.Warnings) != 0 {
@@ -202,7 +221,7 @@ execution.checkpointing.storage: jobmanager
 
 func TestRestartAndControl(t *testing.T) {
 	c := mustParse(t, "restart-strategy.type: none\nrestart-strategy.fixed-delay.attempts: 4\nrest.port: 0\n")
-	wantEqual(t, "attempts with none", c.Restart.Attempts, 0)
+	wantEqual(t, "type", c.Restart.Type, "none")
 	wantContains(t, strings.Join(c.Warnings, "\n"), "config.yaml:2: restart-strategy.fixed-delay.attempts is ignored")
 	wantEqual(t, "port only", c.Control.Address, "127.0.0.1:0")
 	c = mustParse(t, "rest.address: ::1\n")

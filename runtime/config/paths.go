@@ -26,7 +26,6 @@ func (p *parser) checkInputOutput() {
 	default:
 		return
 	}
-	key := KeyJobOutput
-	p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w: %s (%s) and %s (%s) %s, so the job would read its own output; give them separate directories",
+	p.errs.addAt(c.File, p.spellingOf(KeyJobOutput), fmt.Errorf("%w: %s (%s) and %s (%s) %s, so the job would read its own output; give them separate directories",
 		ErrBadValue, c.writtenKey(KeyJobInput), in, c.writtenKey(KeyJobOutput), out, what))
 }

@@ -100,6 +100,9 @@ func Resolve(c *Config, kindsOf func(plugin string) ([]sdk.Kind, error)) error {
 			ErrBadValue, KeyCheckpointDir))
 	}
 	c.CheckpointStorage = storage
+	if c.restartDefault {
+		c.Restart.Type = defaultRestart(c.Checkpointing.Interval)
+	}
 	c.fillOptions()
 	warnings = append(warnings, c.ignoredOptions()...)
 	c.Warnings = append(append([]string{}, c.parseWarnings...), warnings...)
@@ -126,8 +129,11 @@ func (c *Config) storageSelector() (lineKey, written string) {
 	return KeyCheckpointStorage, c.selectorKey(KeyCheckpointStorage, c.storageSrc)
 }
 
-// errorAt wraps err as an *Error about a key of the file.
+// errorAt wraps err as an *Error about a key of the file or the command line.
 func (c *Config) errorAt(canonical, written string, err error) error {
+	if f := c.flags[canonical]; f != "" {
+		return &Error{Flag: f, Key: written, Err: err}
+	}
 	file := c.File
 	if c.lines[canonical] == 0 {
 		file = ""
@@ -156,14 +162,14 @@ func (c *Config) ignoredOptions() []string {
 				continue
 			}
 			for _, o := range opts {
-				notes = append(notes, note{o.line, fmt.Sprintf("%s:%d: %s is ignored: the %s is %s, not %s", fileName(c.File), o.line, o.key, set.role, set.selected, plugin)})
+				notes = append(notes, note{o.line, fmt.Sprintf("%s is ignored: the %s is %s, not %s", c.Locate(o.key), set.role, set.selected, plugin)})
 			}
 		}
 	}
 	common := map[string]string{sdk.OptionCheckpointDir: KeyCheckpointDir, sdk.OptionSavepointDir: KeySavepointDir, sdk.OptionDataInlineThreshold: KeyDataInlineThreshold}
 	for opt, key := range common {
 		if o, ok := c.storageOpts[c.CheckpointStorage][opt]; ok && o.key != "" && c.StorageOptions[opt] != o.value {
-			notes = append(notes, note{o.line, fmt.Sprintf("%s:%d: %s is ignored: %s sets %s", fileName(c.File), o.line, o.key, c.writtenKey(key), opt)})
+			notes = append(notes, note{o.line, fmt.Sprintf("%s is ignored: %s sets %s", c.Locate(o.key), c.writtenKey(key), opt)})
 		}
 	}
 	sort.Slice(notes, func(i, j int) bool {

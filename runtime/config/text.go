@@ -33,9 +33,12 @@ func (e Explanation) Text() string {
 	}
 	fmt.Fprintf(&b, "  Interval: %s; timeout %s; %d tolerable failed checkpoints; incremental: %s.\n",
 		interval, e.Timeout, e.TolerableFailedCheckpoints, incremental)
-	fmt.Fprintf(&b, "  %s\n\n", e.Retention)
+	fmt.Fprintf(&b, "  Mode: %s; at most %d in flight; min pause %s.\n", e.Mode, e.MaxConcurrentCheckpoints, e.MinPause)
+	fmt.Fprintf(&b, "  %s\n  %s\n\n", e.Retention, e.OnCancel)
 	fmt.Fprintf(&b, "Savepoints\n  %s\n\n", e.Savepoints)
+	fmt.Fprintf(&b, "Restore\n  %s\n\n", e.Restore)
 	fmt.Fprintf(&b, "Restarts\n  %s\n\n", e.Restart)
+	fmt.Fprintf(&b, "Job: %s, parallelism %d (max %d)\n", e.JobName, e.Parallelism, e.MaxParallelism)
 	fmt.Fprintf(&b, "Plugins: %s\n", e.PluginDir)
 	list := func(title string, items []string) {
 		if len(items) == 0 {
@@ -46,7 +49,31 @@ func (e Explanation) Text() string {
 			fmt.Fprintf(&b, "  - %s\n", it)
 		}
 	}
+	list("Command line", e.Overrides)
 	list("Deprecated", e.Deprecations)
 	list("Warnings", e.Warnings)
+	list("Notes", e.Notes)
+	list("Ignored", ignoredTexts(e.Ignored))
 	return b.String()
+}
+
+// ignoredTexts groups ignored keys by reason: "reason: key (line 3), key (line 7)".
+func ignoredTexts(keys []IgnoredKey) []string {
+	var reasons []string
+	byReason := map[string][]string{}
+	for _, k := range keys {
+		at := fmt.Sprintf("%s (line %d)", k.Key, k.Line)
+		if k.Flag != "" {
+			at = fmt.Sprintf("%s (%s)", k.Key, k.Flag)
+		}
+		if _, ok := byReason[k.Reason]; !ok {
+			reasons = append(reasons, k.Reason)
+		}
+		byReason[k.Reason] = append(byReason[k.Reason], at)
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = r + ": " + strings.Join(byReason[r], ", ")
+	}
+	return out
 }

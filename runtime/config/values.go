@@ -5,6 +5,7 @@ import (
 	"math"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -120,29 +121,71 @@ func parseStorageName(s string) (string, error) {
 	return name, nil
 }
 
-// parseBackendName parses a state backend name; legacy is set for the deprecated values of
-// the seed's Old -> New table.
-func parseBackendName(s string) (name string, legacy *legacyBackend, err error) {
-	name, err = parsePluginName(s)
+// parseBackendName parses a state backend name. Other names of the built-in backends map
+// to them (rocksdb is leveldb), and ForSt is refused. legacyKey says the value is that of
+// the deprecated key state.backend, whose rocksdb was Flink's old RocksDBStateBackend: that
+// value, like the deprecated values of the seed's Old -> New table, sets legacy.
+func parseBackendName(s string, legacyKey bool) (backendValue, error) {
+	lower := strings.ToLower(strings.TrimSpace(s))
+	if msg, ok := refusedBackends[lower]; ok {
+		return backendValue{}, fmt.Errorf("%w: %s", ErrUnsupported, msg)
+	}
+	if name, ok := backendAliases[lower]; ok && !(legacyKey && lower == "rocksdb") {
+		return backendValue{name: name, alias: lower}, nil
+	}
+	name, err := parsePluginName(s)
 	if err != nil {
-		return "", nil, err
+		return backendValue{}, err
 	}
 	if lb, ok := legacyBackendValues[name]; ok {
-		return lb.backend, &lb, nil
+		return backendValue{name: lb.backend, legacy: &lb}, nil
 	}
-	return name, nil, nil
+	return backendValue{name: name}, nil
 }
 
-// parseRestartType accepts fixed-delay and none (and their Flink aliases).
+// parseRestartType accepts Flink's restart strategies and their aliases.
 func parseRestartType(s string) (string, error) {
 	switch t := strings.ToLower(strings.TrimSpace(s)); t {
 	case "fixed-delay", "fixeddelay":
-		return "fixed-delay", nil
+		return RestartFixedDelay, nil
+	case "failure-rate", "failurerate":
+		return RestartFailureRate, nil
+	case "exponential-delay", "exponentialdelay":
+		return RestartExponentialDelay, nil
 	case "none", "off", "disable":
-		return "none", nil
+		return RestartNone, nil
 	}
-	return "", fmt.Errorf("want fixed-delay or none")
+	return "", fmt.Errorf("want exponential-delay, fixed-delay, failure-rate or none")
 }
+
+// parseEnum returns the value of values that s spells, in any case, as Flink reads enums.
+func parseEnum(s string, values []string) (string, error) {
+	v := strings.TrimSpace(s)
+	for _, want := range values {
+		if strings.EqualFold(v, want) {
+			return want, nil
+		}
+	}
+	return "", fmt.Errorf("want %s or %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
+}
+
+// resolvePointer parses a checkpoint or savepoint pointer: "latest", a URI or storage
+// pointer with a scheme (s3://..., jm:job/chk-3), or a path, resolved against base.
+func resolvePointer(s, base string) (string, error) {
+	v := strings.TrimSpace(s)
+	if strings.EqualFold(v, "latest") {
+		return "latest", nil
+	}
+	if i := strings.Index(v, ":"); i > 1 && pointerSchemeRE.MatchString(v[:i]) {
+		if hasScheme(v) {
+			return resolvePath(v, base)
+		}
+		return v, nil
+	}
+	return resolvePath(v, base)
+}
+
+var pointerSchemeRE = regexp.MustCompile(`^[a-zA-Z][a-zA-Z0-9+.-]*$`)
 
 // hasScheme reports whether p is a URI with a scheme, such as s3://bucket/x or file:///x.
 func hasScheme(p string) bool {

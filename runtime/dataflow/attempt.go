@@ -25,6 +25,8 @@ type attempt struct {
 	sourceDone chan int
 	finish     chan struct{}
 	completed  atomic.Int64
+	// restoredID is the id of the checkpoint the attempt restored, 0 for a fresh start.
+	restoredID int64
 	// firstRecord is when a keyed subtask started its first batch (Unix nanoseconds).
 	firstRecord atomic.Int64
 	abortMu     sync.Mutex
@@ -68,11 +70,12 @@ func Run(ctx context.Context, job *Job, env Env) error {
 		job:        job,
 		env:        &env,
 		log:        env.Logger,
-		acks:       make(chan ack, 4*job.Parallelism*len(job.stages)),
+		acks:       make(chan ack, (max(1, env.MaxConcurrent)+3)*job.Parallelism*len(job.stages)),
 		sourceDone: make(chan int, job.Parallelism),
 		finish:     make(chan struct{}),
 	}
 	if env.Restore != nil {
+		a.restoredID = env.Restore.CheckpointID
 		a.completed.Store(env.Restore.CheckpointID)
 		env.Checkpoints.ObserveID(env.Restore.CheckpointID)
 	}
@@ -205,7 +208,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		if err != nil {
 			return closers, err
 		}
-		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, 1), rate: job.Rate / float64(p)})
+		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, max(1, env.MaxConcurrent)), rate: job.Rate / float64(p)})
 	}
 	for k := 1; k < len(job.stages); k++ {
 		st := job.stages[k]

@@ -26,6 +26,13 @@ type pendingCheckpoint struct {
 // checkpoints, collects acknowledgements, completes checkpoints by publishing their
 // metadata through the storage, and aborts those that fail or expire. It returns when the
 // job finished (nil) or must fail over (the error).
+//
+// Up to Env.MaxConcurrent checkpoints are in flight at once; acknowledgements are matched
+// by checkpoint id, each checkpoint completes or expires on its own, and one that completes
+// subsumes the older ones still in flight (they are aborted, without counting as failures,
+// as in Flink), so checkpoints complete in id order. A periodic checkpoint is triggered no
+// sooner than Env.MinPause after the last completion: a tick that comes earlier is deferred
+// to that moment. Savepoints and the final checkpoint wait until none is in flight.
 func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) error {
 	env := a.env
 	var tick <-chan time.Time
@@ -34,15 +41,21 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 		defer t.Stop()
 		tick = t.C
 	}
+	maxConcurrent := max(1, env.MaxConcurrent)
 	expected := a.job.Parallelism * len(a.job.stages)
-	var pending *pendingCheckpoint
+	pending := map[int64]*pendingCheckpoint{}
 	var queued []*SavepointRequest
 	sourcesDone, failures := 0, 0
 	finalDone := false
+	var lastCompleted time.Time // when the last checkpoint completed; zero: none yet
+	pause := time.NewTimer(time.Hour)
+	pause.Stop()
+	defer pause.Stop()
+	deferred := false // a periodic trigger waits for the min-pause
 	var never <-chan time.Time
 	defer func() {
-		if pending != nil {
-			a.abort(pending, errors.New("job stopped"))
+		for _, p := range pending {
+			a.abort(p, errors.New("job stopped"))
 		}
 		for _, r := range queued {
 			r.Reply <- SavepointResult{Err: errors.New("job stopped before the savepoint was taken")}
@@ -75,10 +88,11 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			}
 			return a.failed(&failures, err)
 		}
-		p.b = &barrier{id: id, savepoint: req != nil, streams: checkpoint.Checksummed(p.loc)}
+		full := env.FullFirstCheckpoint && a.completed.Load() == a.restoredID
+		p.b = &barrier{id: id, savepoint: req != nil, full: full, streams: checkpoint.Checksummed(p.loc)}
 		p.deadline = time.NewTimer(time.Until(p.started.Add(env.Timeout)))
-		pending = p
-		a.log.Debug("triggering checkpoint", "id", id, "savepoint", req != nil, "final", final)
+		pending[id] = p
+		a.log.Debug("triggering checkpoint", "id", id, "savepoint", req != nil, "final", final, "full", full, "in_flight", len(pending))
 		for _, s := range a.sources {
 			select {
 			case s.triggers <- p.b:
@@ -88,8 +102,22 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 		}
 		return nil
 	}
+	// periodic triggers a periodic checkpoint when one may start now, deferring it when
+	// only the min-pause holds it back.
+	periodic := func() error {
+		deferred = false
+		if len(pending) >= maxConcurrent || len(queued) > 0 || finalDone || sourcesDone == a.job.Parallelism {
+			return nil
+		}
+		if wait := time.Until(lastCompleted.Add(env.MinPause)); env.MinPause > 0 && !lastCompleted.IsZero() && wait > 0 {
+			deferred = true
+			pause.Reset(wait)
+			return nil
+		}
+		return trigger(false, nil)
+	}
 	next := func() error {
-		if pending != nil || finalDone {
+		if len(pending) > 0 || finalDone {
 			return nil
 		}
 		if len(queued) > 0 {
@@ -102,10 +130,25 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 		}
 		return nil
 	}
+	// fail aborts a pending checkpoint that will not complete and counts the failure.
+	fail := func(p *pendingCheckpoint, err error) error {
+		delete(pending, p.b.id)
+		a.abort(p, err)
+		if err := a.failed(&failures, err); err != nil {
+			return err
+		}
+		return next()
+	}
 	for {
 		deadline := never
-		if pending != nil {
-			deadline = pending.deadline.C
+		var oldest *pendingCheckpoint
+		for _, p := range pending {
+			if oldest == nil || p.b.id < oldest.b.id {
+				oldest = p
+			}
+		}
+		if oldest != nil {
+			deadline = oldest.deadline.C
 		}
 		select {
 		case <-ctx.Done():
@@ -116,8 +159,14 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			}
 			return errors.New("tasks stopped before the job finished")
 		case <-tick:
-			if pending == nil && !finalDone && sourcesDone < a.job.Parallelism {
-				if err := trigger(false, nil); err != nil {
+			if !deferred {
+				if err := periodic(); err != nil {
+					return err
+				}
+			}
+		case <-pause.C:
+			if deferred {
+				if err := periodic(); err != nil {
 					return err
 				}
 			}
@@ -136,59 +185,51 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 				return err
 			}
 		case <-deadline:
-			p := pending
-			pending = nil
+			p := oldest
 			err := fmt.Errorf("checkpoint %d expired after %s (execution.checkpointing.timeout) with %d of %d subtasks acknowledged", p.b.id, env.Timeout, p.acks, expected)
-			a.abort(p, err)
-			if err := a.failed(&failures, err); err != nil {
-				return err
-			}
-			if err := next(); err != nil {
+			if err := fail(p, err); err != nil {
 				return err
 			}
 		case x := <-a.acks:
-			if pending == nil || x.id != pending.b.id {
+			p := pending[x.id]
+			if p == nil {
 				a.discardShared(x.states) // late answer to an aborted checkpoint
 				continue
 			}
 			if x.err != nil {
-				p := pending
-				pending = nil
-				err := fmt.Errorf("checkpoint %d declined: %w", p.b.id, x.err)
-				a.abort(p, err)
-				if err := a.failed(&failures, err); err != nil {
-					return err
-				}
-				if err := next(); err != nil {
+				if err := fail(p, fmt.Errorf("checkpoint %d declined: %w", p.b.id, x.err)); err != nil {
 					return err
 				}
 				continue
 			}
-			pending.states = append(pending.states, x.states...)
-			pending.acks++
-			if pending.acks < expected {
+			p.states = append(p.states, x.states...)
+			if p.acks++; p.acks < expected {
 				continue
 			}
-			p := pending
-			pending = nil
+			delete(pending, p.b.id)
 			p.deadline.Stop()
 			done, err := a.complete(ctx, p)
 			if err != nil {
-				a.abort(p, err)
-				if err := a.failed(&failures, err); err != nil {
+				if err := fail(p, err); err != nil {
 					return err
 				}
-			} else {
-				failures = 0
-				if p.final {
-					finalDone = true
-					close(a.finish)
+				continue
+			}
+			failures, lastCompleted = 0, time.Now()
+			for id, older := range pending {
+				if id < p.b.id && older.request == nil {
+					delete(pending, id)
+					a.abort(older, fmt.Errorf("checkpoint %d subsumed by checkpoint %d", id, p.b.id))
 				}
-				if p.request != nil {
-					p.request.Reply <- SavepointResult{Location: done.Location}
-					if p.request.Stop {
-						return errStopped
-					}
+			}
+			if p.final {
+				finalDone = true
+				close(a.finish)
+			}
+			if p.request != nil {
+				p.request.Reply <- SavepointResult{Location: done.Location}
+				if p.request.Stop {
+					return errStopped
 				}
 			}
 			if err := next(); err != nil {

@@ -27,6 +27,19 @@ type Env struct {
 	Timeout time.Duration
 	// TolerableFailures is the number of consecutive failed checkpoints the job survives.
 	TolerableFailures int
+	// MinPause is the least time between the completion of a checkpoint and the trigger of
+	// the next periodic one (Flink's execution.checkpointing.min-pause); 0: none.
+	MinPause time.Duration
+	// MaxConcurrent is how many checkpoints may be in flight at once (Flink's
+	// execution.checkpointing.max-concurrent-checkpoints); 0 means 1.
+	MaxConcurrent int
+	// AtLeastOnce: Flink's execution.checkpointing.mode AT_LEAST_ONCE: inputs are not blocked while barriers align.
+	AtLeastOnce bool
+	// FullFirstCheckpoint makes the keyed subtasks take full snapshots
+	// (sdk.SnapshotOptions.Full), referencing no file of an earlier checkpoint, until a
+	// checkpoint of the attempt completes: the run does not own the restored checkpoint
+	// (claim mode NO_CLAIM), so nothing it keeps may depend on that checkpoint's files.
+	FullFirstCheckpoint bool
 	// Savepoints receives savepoint requests while the job runs (may be nil).
 	Savepoints <-chan SavepointRequest
 	// Logger receives progress and warnings.

@@ -17,6 +17,7 @@ import (
 type barrier struct {
 	id        int64
 	savepoint bool
+	full      bool // keyed snapshots reference no file of an earlier checkpoint
 	streams   sdk.CheckpointStreamFactory
 }
 
@@ -279,7 +280,7 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 			return err
 		}
 		start := time.Now()
-		snap, snapErr = t.kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: b.id, Savepoint: b.savepoint})
+		snap, snapErr = t.kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: b.id, Savepoint: b.savepoint, Full: b.full})
 		t.pauses = append(t.pauses, time.Since(start))
 	}
 	var sinkState []byte

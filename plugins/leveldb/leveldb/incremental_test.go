@@ -173,6 +173,60 @@ func TestIncrementalRestoreContinuesChain(t *testing.T) {
 	sdktest.CheckContents(t, sdktest.OpenRestored(t, sb, half, []sdk.KeyedStateHandle{h}, streams), m.Within(half.KeyGroups))
 }
 
+// TestIncrementalFullSnapshotAfterRestore: a Full snapshot after a restore (the runner asks
+// for one under claim mode NO_CLAIM) is a new base that references none of the restored
+// files, also while an earlier snapshot is unconfirmed; once it completes, the chain goes
+// on from it.
+func TestIncrementalFullSnapshotAfterRestore(t *testing.T) {
+	sb := testPlugin(t, incrementalOpts)
+	p := sdktest.Params("full", 0, 1)
+	kb := sdktest.OpenKeyed(t, sb, p)
+	streams := sdktest.NewMemoryStreams()
+	m := sdktest.Model{}
+	sdktest.Fill(t, kb, m, p.KeyGroups, 1000, "f")
+	checkpointTo(t, kb, p, 1, streams)
+	complete(t, kb, 1)
+	sdktest.MustWrite(t, kb, m, []sdk.Mutation{{Key: sdktest.StateKey(1, "x"), Value: []byte("x")}})
+	restoredFrom := checkpointTo(t, kb, p, 2, streams)
+	complete(t, kb, 2)
+	restored := map[string]bool{}
+	for _, f := range restoredFrom.Files {
+		restored[f.Handle.Ref] = true
+	}
+
+	same := sdktest.OpenRestored(t, sb, p, []sdk.KeyedStateHandle{restoredFrom}, streams)
+	m2 := m.Clone()
+	sdktest.MustWrite(t, same, m2, []sdk.Mutation{{Key: sdktest.NumberedKey(2, 2), Delete: true}})
+	full := func(id int64) sdk.KeyedStateHandle {
+		hs := sdktest.TakeSnapshot(t, same, p, sdk.SnapshotOptions{CheckpointID: id, Full: true}, streams)
+		if len(hs) != 1 || fmt.Sprint(fileNames(hs[0])) != "[base]" {
+			t.Fatalf("full snapshot %d: handles %+v, want one new base", id, hs)
+		}
+		for _, f := range hs[0].Files {
+			if restored[f.Handle.Ref] {
+				t.Fatalf("full snapshot %d references the restored file %s", id, f.Handle.Ref)
+			}
+		}
+		return hs[0]
+	}
+	full(3) // never confirmed
+	sdktest.MustWrite(t, same, m2, []sdk.Mutation{{Key: sdktest.StateKey(3, "y"), Value: []byte("y")}})
+	h4 := full(4)
+	complete(t, same, 4)
+	sdktest.CheckContents(t, sdktest.OpenRestored(t, sb, p, []sdk.KeyedStateHandle{h4}, streams), m2)
+	sdktest.MustWrite(t, same, m2, []sdk.Mutation{{Key: sdktest.StateKey(4, "z"), Value: []byte("z")}})
+	h5 := checkpointTo(t, same, p, 5, streams)
+	if got := fileNames(h5); fmt.Sprint(got) != "[base delta-1]" || h5.Files[0].Handle.Ref != h4.Files[0].Handle.Ref {
+		t.Fatalf("checkpoint after the full one: files %v, want the full one's base and a delta", got)
+	}
+	for _, f := range h5.Files {
+		if restored[f.Handle.Ref] {
+			t.Fatalf("a checkpoint after the full one references the restored file %s", f.Handle.Ref)
+		}
+	}
+	sdktest.CheckContents(t, sdktest.OpenRestored(t, sb, p, []sdk.KeyedStateHandle{h5}, streams), m2)
+}
+
 // TestIncrementalNewBase: the chain is cut when it reaches maxDeltas deltas, or when its
 // deltas outgrow the base.
 func TestIncrementalNewBase(t *testing.T) {

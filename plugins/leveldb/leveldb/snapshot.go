@@ -31,7 +31,8 @@ type snapshot struct {
 
 // Snapshot takes a database snapshot: cheap and constant-time, it pins the current sequence
 // number so that later writes do not show. With incremental checkpoints it also freezes the
-// set of keys written since the last completed checkpoint (see FormatIncremental).
+// set of keys written since the last completed checkpoint (see FormatIncremental); a Full
+// snapshot is a new base that references no earlier file.
 func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
 	if err := kb.check(); err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Sn
 	}
 	s := &snapshot{kb: kb, id: opts.CheckpointID, snap: snap}
 	if kb.tracker != nil && !opts.Savepoint {
-		s.incremental, s.plan = true, kb.tracker.snapshot(opts.CheckpointID)
+		s.incremental, s.plan = true, kb.tracker.snapshot(opts.CheckpointID, opts.Full)
 	}
 	return s, nil
 }

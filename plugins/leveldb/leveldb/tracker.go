@@ -90,13 +90,14 @@ type plan struct {
 
 // snapshot registers checkpoint id's snapshot and returns its plan: a delta over the
 // confirmed chain when every key written since is known and the chain is still worth
-// extending, else a new base.
-func (t *tracker) snapshot(id int64) plan {
+// extending, else a new base. full asks for a new base (sdk.SnapshotOptions.Full): the
+// snapshot must not reference the confirmed chain's files.
+func (t *tracker) snapshot(id int64, full bool) plan {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.pending = append(t.pending, &pendingSnapshot{id: id, keys: t.current})
 	t.current = make(keySet)
-	if t.confirmed == nil || !t.confirmed.extendable() {
+	if full || t.confirmed == nil || !t.confirmed.extendable() {
 		return plan{}
 	}
 	p := plan{base: t.confirmed}

@@ -809,10 +809,13 @@ func (x *ScanResponse) GetPairs() []*KV {
 }
 
 type SnapshotRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	BackendId     uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
-	CheckpointId  int64                  `protobuf:"varint,2,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
-	Savepoint     bool                   `protobuf:"varint,3,opt,name=savepoint,proto3" json:"savepoint,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	BackendId    uint64                 `protobuf:"varint,1,opt,name=backend_id,json=backendId,proto3" json:"backend_id,omitempty"`
+	CheckpointId int64                  `protobuf:"varint,2,opt,name=checkpoint_id,json=checkpointId,proto3" json:"checkpoint_id,omitempty"`
+	Savepoint    bool                   `protobuf:"varint,3,opt,name=savepoint,proto3" json:"savepoint,omitempty"`
+	// full asks for a snapshot that references no stream of an earlier snapshot; a plugin
+	// built before this field ignores it.
+	Full          bool `protobuf:"varint,4,opt,name=full,proto3" json:"full,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -864,6 +867,13 @@ func (x *SnapshotRequest) GetCheckpointId() int64 {
 func (x *SnapshotRequest) GetSavepoint() bool {
 	if x != nil {
 		return x.Savepoint
+	}
+	return false
+}
+
+func (x *SnapshotRequest) GetFull() bool {
+	if x != nil {
+		return x.Full
 	}
 	return false
 }
@@ -2436,12 +2446,13 @@ const file_backend_proto_rawDesc = "" +
 	"\x03key\x18\x01 \x01(\fR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\fR\x05value\"6\n" +
 	"\fScanResponse\x12&\n" +
-	"\x05pairs\x18\x01 \x03(\v2\x10.flowstate.v1.KVR\x05pairs\"s\n" +
+	"\x05pairs\x18\x01 \x03(\v2\x10.flowstate.v1.KVR\x05pairs\"\x87\x01\n" +
 	"\x0fSnapshotRequest\x12\x1d\n" +
 	"\n" +
 	"backend_id\x18\x01 \x01(\x04R\tbackendId\x12#\n" +
 	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\x12\x1c\n" +
-	"\tsavepoint\x18\x03 \x01(\bR\tsavepoint\"3\n" +
+	"\tsavepoint\x18\x03 \x01(\bR\tsavepoint\x12\x12\n" +
+	"\x04full\x18\x04 \x01(\bR\x04full\"3\n" +
 	"\x10SnapshotResponse\x12\x1f\n" +
 	"\vsnapshot_id\x18\x01 \x01(\x04R\n" +
 	"snapshotId\"9\n" +

@@ -1,0 +1,260 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
+	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
+	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/jobs"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// TestRetentionOnCancellation cancels a run after three checkpoints (as runner stop without
+// a savepoint does): DELETE_ON_CANCELLATION and Flink's default
+// NO_EXTERNALIZED_CHECKPOINTS delete the job's checkpoints and their shared files,
+// RETAIN_ON_CANCELLATION keeps them whole.
+func TestRetentionOnCancellation(t *testing.T) {
+	for _, tc := range []struct {
+		retention string // "" for Flink's default
+		kept      bool
+	}{{"DELETE_ON_CANCELLATION", false}, {"", false}, {"RETAIN_ON_CANCELLATION", true}} {
+		t.Run(tc.retention, func(t *testing.T) {
+			f := newIncFixture(t, 2)
+			f.cancelJob = true
+			if tc.retention != "" {
+				f.extra = config.KeyRetention + ": " + tc.retention + "\n"
+			}
+			completed := 0
+			if err := f.run(t, 1<<40, 2000, 20000, "", func(*checkpoint.Completed) bool { completed++; return completed >= 3 }); err != nil {
+				t.Fatal(err)
+			}
+			onDisk := f.completedOnDisk(t)
+			shared := f.sharedFiles(t)
+			if !tc.kept {
+				if len(onDisk) != 0 || len(shared) != 0 {
+					t.Fatalf("after the cancellation %d checkpoints and %d shared files are left, want none", len(onDisk), len(shared))
+				}
+				entries, _ := os.ReadDir(f.jobDir)
+				for _, e := range entries {
+					if strings.HasPrefix(e.Name(), "chk-") {
+						t.Errorf("directory %s left", e.Name())
+					}
+				}
+				return
+			}
+			if len(onDisk) == 0 {
+				t.Fatal("RETAIN_ON_CANCELLATION: no checkpoint left after the cancellation")
+			}
+			f.checkNoOrphans(t, "after the cancellation", "is referenced by no completed checkpoint")
+			if err := f.run(t, 20000, 2000, 0, runtime.FromLatest, nil); err != nil {
+				t.Fatalf("--from latest after a cancellation that kept the checkpoints: %v", err)
+			}
+		})
+	}
+}
+
+// fileRefs returns the refs of every state file m references.
+func fileRefs(m *checkpoint.Metadata) map[string]bool {
+	out := map[string]bool{}
+	for _, op := range m.Operators {
+		for _, st := range op.Subtasks {
+			for _, kh := range st.Keyed {
+				for _, f := range kh.Files {
+					if f.Handle.Ref != "" {
+						out[f.Handle.Ref] = true
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// restoredFixture runs the incremental job to its end and returns the fixture and its last
+// checkpoint, to restore from by pointer.
+func restoredFixture(t *testing.T, extra string) (*incFixture, *checkpoint.Completed) {
+	t.Helper()
+	f := newIncFixture(t, 1)
+	f.extra = extra
+	var last *checkpoint.Completed
+	if err := f.run(t, 30000, 2000, 40000, "", func(c *checkpoint.Completed) bool { last = c; return false }); err != nil {
+		t.Fatal(err)
+	}
+	if last == nil || len(fileRefs(last.Metadata)) == 0 {
+		t.Fatal("the first run left no checkpoint with state files to restore")
+	}
+	return f, last
+}
+
+// TestNoClaimRestore restores a checkpoint by pointer under Flink's default claim mode
+// NO_CLAIM: the first checkpoint after the restore references none of the restored
+// checkpoint's files (it is full, though checkpoints are incremental), and the restored
+// checkpoint is never deleted, though num-retained is 1.
+func TestNoClaimRestore(t *testing.T) {
+	f, restored := restoredFixture(t, "")
+	restoredRefs := fileRefs(restored.Metadata)
+	var first *checkpoint.Metadata
+	if err := f.run(t, 60000, 2000, 40000, restored.Location.ExternalPointer, func(c *checkpoint.Completed) bool {
+		if first == nil {
+			first = c.Metadata
+		}
+		return false
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if first == nil {
+		t.Fatal("no checkpoint after the restore")
+	}
+	for ref := range fileRefs(first) {
+		if restoredRefs[ref] {
+			t.Fatalf("the first checkpoint after a NO_CLAIM restore (%d) references %s of the restored checkpoint %d",
+				first.CheckpointID, ref, restored.Metadata.CheckpointID)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.jobDir, fmt.Sprintf("chk-%d", restored.Metadata.CheckpointID), "_metadata")); err != nil {
+		t.Fatalf("the restored checkpoint was deleted under NO_CLAIM: %v", err)
+	}
+	shared := f.sharedFiles(t)
+	for ref := range restoredRefs {
+		if strings.Contains(ref, "/shared/") && !shared[ref] {
+			t.Fatalf("a shared file of the restored checkpoint was deleted under NO_CLAIM: %s", ref)
+		}
+	}
+}
+
+// TestClaimRestore restores by pointer under CLAIM: the run owns the restored checkpoint,
+// so retention (num-retained 1) deletes it once a newer one completed, and every file the
+// kept checkpoints reference stays.
+func TestClaimRestore(t *testing.T) {
+	f, restored := restoredFixture(t, config.KeyClaimMode+": CLAIM\n")
+	completed := 0
+	if err := f.run(t, 60000, 2000, 40000, restored.Location.ExternalPointer, func(*checkpoint.Completed) bool { completed++; return false }); err != nil {
+		t.Fatal(err)
+	}
+	if completed == 0 {
+		t.Fatal("no checkpoint after the restore")
+	}
+	if _, err := os.Stat(filepath.Join(f.jobDir, fmt.Sprintf("chk-%d", restored.Metadata.CheckpointID))); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the claimed checkpoint was not deleted by retention (stat: %v)", err)
+	}
+	f.checkNoOrphans(t, "after the claimed restore", "is referenced by no completed checkpoint")
+}
+
+// failingBackend is hashmap whose keyed backends fail every write, so that every attempt
+// of a job fails; it counts the attempts by the keyed backends created.
+type failingBackend struct {
+	*hashmap.Backend
+	created *atomic.Int64
+}
+
+func (b failingBackend) PluginInfo() sdk.PluginInfo {
+	return sdk.PluginInfo{Name: "failing", Version: "1"}
+}
+
+func (b failingBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
+	b.created.Add(1)
+	kb, err := b.Backend.CreateKeyedStateBackend(ctx, p)
+	return failingKeyed{kb}, err
+}
+
+type failingKeyed struct{ sdk.KeyedStateBackend }
+
+func (failingKeyed) Write(context.Context, []sdk.Mutation) error {
+	return errors.New("injected write failure")
+}
+
+// TestRestartStrategies runs a job whose every attempt fails under each strategy and
+// counts the attempts: fixed-delay restarts attempts times, failure-rate until more than
+// max-failures-per-interval failures fall in the interval, exponential-delay
+// attempts-before-reset-backoff times (the interval of checkpoints never lets it reset),
+// none never. The ordering of exponential-delay's waits is checked in runtime/restart with
+// an injected clock.
+func TestRestartStrategies(t *testing.T) {
+	for _, tc := range []struct {
+		name, conf string
+		attempts   int64
+		key        string
+	}{
+		{"fixed-delay", "restart-strategy.type: fixed-delay\nrestart-strategy.fixed-delay.attempts: 2\nrestart-strategy.fixed-delay.delay: 10ms\n", 3, config.KeyRestartAttempts},
+		{"failure-rate", "restart-strategy.type: failure-rate\nrestart-strategy.failure-rate.max-failures-per-interval: 3\n" +
+			"restart-strategy.failure-rate.failure-rate-interval: 10min\nrestart-strategy.failure-rate.delay: 10ms\n", 4, config.KeyFailureRateMax},
+		{"exponential-delay", "restart-strategy.type: exponential-delay\nrestart-strategy.exponential-delay.initial-backoff: 5ms\n" +
+			"restart-strategy.exponential-delay.max-backoff: 20ms\nrestart-strategy.exponential-delay.attempts-before-reset-backoff: 4\n", 5, config.KeyExpAttempts},
+		{"none", "restart-strategy.type: none\n", 1, config.KeyRestartType},
+		{"fixed-delay keys without a type", "restart-strategy.fixed-delay.attempts: 1\nrestart-strategy.fixed-delay.delay: 1ms\n", 2, config.KeyRestartAttempts},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := filepath.Join(t.TempDir(), "flowstate.yaml")
+			conf := "state.backend.type: failing\nexecution.checkpointing.storage: filesystem\nexecution.checkpointing.dir: " +
+				filepath.Join(t.TempDir(), "ck") + "\nexecution.checkpointing.interval: 1h\n" + tc.conf
+			if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			env, err := runtime.NewEnvironment(file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var created atomic.Int64
+			env.UseInProcess(map[string]func() sdk.Plugin{
+				"failing":        func() sdk.Plugin { return failingBackend{hashmap.New(), &created} },
+				config.FSStorage: func() sdk.Plugin { return fsstorage.New() },
+			})
+			env.SetLogger(hclog.NewNullLogger())
+			job, err := jobs.Aggregate(jobs.Spec{Name: "agg", Parallelism: 1, Keys: 10, Records: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute) // a bound, not a wait
+			defer cancel()
+			err = env.Execute(ctx, job, "")
+			if err == nil || !strings.Contains(err.Error(), "injected write failure") || !strings.Contains(err.Error(), tc.key) {
+				t.Fatalf("want the job to fail naming %s and the cause, got %v", tc.key, err)
+			}
+			if got := created.Load(); got != tc.attempts {
+				t.Fatalf("%d attempts, want %d (%d restarts): %v", got, tc.attempts, tc.attempts-1, err)
+			}
+		})
+	}
+}
+
+// TestRetentionInCode: the Environment sets the retention as Flink's CheckpointConfig does,
+// over the file, and refuses a value Flink does not have.
+func TestRetentionInCode(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "flowstate.yaml")
+	if err := os.WriteFile(file, []byte(config.KeyRetention+": DELETE_ON_CANCELLATION\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for value, want := range map[string]string{"retain_on_cancellation": config.RetainOnCancel, "KEEP": ""} {
+		env, err := runtime.NewEnvironment(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.UseInProcess(map[string]func() sdk.Plugin{config.Hashmap: func() sdk.Plugin { return hashmap.New() }})
+		env.CheckpointConfig().SetExternalizedCheckpointRetention(value)
+		host := env.Host()
+		c, err := env.Resolved(context.Background(), host)
+		host.Close()
+		if want == "" {
+			if err == nil || !strings.Contains(err.Error(), config.KeyRetention+" set in code") {
+				t.Errorf("%s: want an error naming the key, got %v", value, err)
+			}
+			continue
+		}
+		if err != nil || c.Checkpointing.Retention != want {
+			t.Errorf("%s: retention %v, error %v", value, c, err)
+		}
+	}
+}
