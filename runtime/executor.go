@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 // FromLatest is the --from value that resumes from the newest completed checkpoint.
@@ -63,56 +64,67 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 	if err := job.Preflight(ctx); err != nil {
 		return err
 	}
-	pl, err := x.open(ctx)
-	if err != nil {
-		return err
-	}
-	access, err := x.access(ctx, pl.storage, job.Name)
-	if err != nil {
-		return err
-	}
-	rec := &recovery{
-		x: x, pl: pl, job: job, shape: job.Shape(), log: log,
-		store:            checkpoint.NewStore(access, cfg.Checkpointing.NumRetained),
-		allowNonRestored: x.AllowNonRestoredState || cfg.Recovery.IgnoreUnclaimedState,
-	}
-	defer x.disposeOnCancel(ctx, rec.store)
+	policy := restart.New(cfg.Restart, restart.System, nil)
+	// Start: the plugins, the storage access, the checkpoint to restore. A plugin that dies
+	// while it starts, handshakes, takes its options or serves the restore point is one
+	// failure for the restart strategy, as after a crash mid-run.
+	rec := &recovery{x: x, job: job, shape: job.Shape(), log: log,
+		allowNonRestored: x.AllowNonRestoredState || cfg.Recovery.IgnoreUnclaimedState}
 	if from == "" {
 		from = cfg.Recovery.Path
 	}
-	restore, err := rec.start(ctx, from)
-	if err != nil {
-		return err
-	}
-	policy := restart.New(cfg.Restart, restart.System, nil)
+	var restore *checkpoint.Metadata
 	for {
-		err := x.attempt(ctx, job, pl, rec.store, restore)
+		var err error
+		if rec.pl, err = x.open(ctx); err == nil {
+			restore, err = rec.start(ctx, from)
+		}
+		if err == nil {
+			break
+		}
+		if err := x.backOff(ctx, policy, job, err); err != nil {
+			return err
+		}
+	}
+	defer x.disposeOnCancel(ctx, rec.store)
+	for {
+		err := x.attempt(ctx, job, rec.pl, rec.store, restore)
 		if err == nil || dataflow.IsStopped(err) {
 			return nil
 		}
 		// Recover, counting every failure (of an attempt, or of the recovery itself: a
 		// plugin that dies again while it is restarted) against the restart strategy.
 		for {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			if permanent(err) {
-				return fmt.Errorf("job %q: %w", job.Name, err)
-			}
-			d := policy.Failed()
-			if !d.Restart {
-				return fmt.Errorf("job %q failed and is not restarted (%s): %w", job.Name, d.Reason, err)
-			}
-			log.Warn("job failed; recovering", "error", err, "delay", d.Delay, "restart-strategy", policy.String())
-			select {
-			case <-time.After(d.Delay):
-			case <-ctx.Done():
-				return ctx.Err()
+			if err := x.backOff(ctx, policy, job, err); err != nil {
+				return err
 			}
 			if restore, err = rec.afterFailure(ctx); err == nil {
 				break
 			}
 		}
+	}
+}
+
+// backOff decides what follows failure err: an error to end the run with (the job was
+// cancelled, err is permanent, or the restart strategy gives up), or nil after the
+// strategy's delay.
+func (x *Executor) backOff(ctx context.Context, policy restart.Policy, job *dataflow.Job, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if permanent(err) {
+		return fmt.Errorf("job %q: %w", job.Name, err)
+	}
+	d := policy.Failed()
+	if !d.Restart {
+		return fmt.Errorf("job %q failed and is not restarted (%s): %w", job.Name, d.Reason, err)
+	}
+	x.Logger.Warn("job failed; recovering", "error", err, "delay", d.Delay, "restart-strategy", policy.String())
+	select {
+	case <-time.After(d.Delay):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -189,29 +201,46 @@ func watchPlugins(ctx context.Context, cancel context.CancelCauseFunc, pl *plugi
 	return func() { close(done) }
 }
 
-// open starts and configures the backend and storage plugins.
+// open starts and configures the backend and storage plugins, restarting any whose
+// process died since an earlier call. A plugin that cannot be what the configuration asks
+// (no such plugin, a binary that fails its checks, not a plugin, the wrong kind, options it
+// refuses) is a permanent error; one that died on the way is not: starting it again may work.
 func (x *Executor) open(ctx context.Context) (*plugins, error) {
 	cfg := x.Config
-	backend, err := x.Host.Open(ctx, cfg.StateBackend)
+	backend, err := x.openPlugin(ctx, cfg.StateBackend)
 	if err != nil {
 		return nil, fmt.Errorf("state backend %q (state.backend.type): %w", cfg.StateBackend, err)
 	}
 	if _, ok := backend.StateBackend(); !ok {
-		return nil, fmt.Errorf("state.backend.type: plugin %q is not a state backend (it serves %v)", cfg.StateBackend, backend.Info().Kinds)
+		return nil, dataflow.Permanent(fmt.Errorf("state.backend.type: plugin %q is not a state backend (it serves %v)", cfg.StateBackend, backend.Info().Kinds))
 	}
 	pl := &plugins{backend: backend, storage: backend}
 	if cfg.CheckpointStorage != cfg.StateBackend {
-		if pl.storage, err = x.Host.Open(ctx, cfg.CheckpointStorage); err != nil {
+		if pl.storage, err = x.openPlugin(ctx, cfg.CheckpointStorage); err != nil {
 			return nil, fmt.Errorf("checkpoint storage %q (execution.checkpointing.storage): %w", cfg.CheckpointStorage, err)
 		}
 	}
 	if _, ok := pl.storage.CheckpointStorage(); !ok {
-		return nil, fmt.Errorf("execution.checkpointing.storage: plugin %q is not a checkpoint storage (it serves %v)", cfg.CheckpointStorage, pl.storage.Info().Kinds)
+		return nil, dataflow.Permanent(fmt.Errorf("execution.checkpointing.storage: plugin %q is not a checkpoint storage (it serves %v)", cfg.CheckpointStorage, pl.storage.Info().Kinds))
 	}
 	if err := x.configure(ctx, pl); err != nil {
 		return nil, err
 	}
 	return pl, nil
+}
+
+// openPlugin returns plugin name's running instance, starting it, or starting it again if
+// its process died. Only a start-up the plugin did not survive (host.ErrExited) is worth
+// another try; any other start-up error is permanent.
+func (x *Executor) openPlugin(ctx context.Context, name string) (*pluginhost.Instance, error) {
+	in, err := x.Host.Open(ctx, name)
+	if err == nil && !in.Alive() {
+		err = in.Restart(ctx)
+	}
+	if err != nil && !errors.Is(err, host.ErrExited) && ctx.Err() == nil {
+		return nil, dataflow.Permanent(err)
+	}
+	return in, err
 }
 
 // configure passes each plugin its options; a plugin serving both roles gets both sets.
@@ -241,7 +270,7 @@ func (x *Executor) configureOne(ctx context.Context, in *pluginhost.Instance, op
 	var oe *sdk.OptionError
 	if errors.As(err, &oe) {
 		key := x.Config.OptionKey(in.Name(), oe.Option)
-		return fmt.Errorf("%s: plugin %s refused option %q (value %q): %w", x.Config.Locate(key), in.Name(), oe.Option, oe.Value, oe.Err)
+		return dataflow.Permanent(fmt.Errorf("%s: plugin %s refused option %q (value %q): %w", x.Config.Locate(key), in.Name(), oe.Option, oe.Value, oe.Err))
 	}
 	return fmt.Errorf("configure plugin %s: %w", in.Name(), err)
 }

@@ -50,12 +50,21 @@ func (r *recovery) call(ctx context.Context, f func(ctx context.Context) error) 
 	return f(ctx)
 }
 
-// start finds the checkpoint the run's first attempt restores: none for from "", the
-// newest intact one of the job for FromLatest, or the checkpoint or savepoint a pointer
-// resolves to. It registers it (and, for FromLatest, the job's earlier checkpoints) with
-// the store, checks it against the job and rewinds the output to it.
+// start opens the job's storage access and store and finds the checkpoint the run's first
+// attempt restores: none for from "", the newest intact one of the job for FromLatest, or
+// the checkpoint or savepoint a pointer resolves to. It registers it (and, for FromLatest,
+// the job's earlier checkpoints) with the store, checks it against the job and rewinds the
+// output to it. A failed start may be tried again.
 func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata, error) {
-	access := r.store.Access()
+	var access sdk.CheckpointStorageAccess
+	if err := r.call(ctx, func(ctx context.Context) (err error) {
+		access, err = r.x.access(ctx, r.pl.storage, r.job.Name)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	r.store = checkpoint.NewStore(access, r.x.Config.Checkpointing.NumRetained)
+	r.floor = 0
 	var existing []sdk.CompletedCheckpointStorageLocation
 	err := r.call(ctx, func(ctx context.Context) (err error) {
 		existing, err = access.ListCompletedCheckpoints(ctx)

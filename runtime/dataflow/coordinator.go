@@ -51,6 +51,11 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 	pause := time.NewTimer(time.Hour)
 	pause.Stop()
 	defer pause.Stop()
+	// retry fires after a checkpoint could not even start (its location was not set up),
+	// so that a final checkpoint, which no tick triggers, is tried again.
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
 	deferred := false // a periodic trigger waits for the min-pause
 	var never <-chan time.Time
 	defer func() {
@@ -82,6 +87,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			} else {
 				err = fmt.Errorf("checkpoint %d: initialize location: %w", id, err)
 			}
+			retry.Reset(retryDelay)
 			if req != nil {
 				req.Reply <- SavepointResult{Err: err}
 				return nil
@@ -164,6 +170,10 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 					return err
 				}
 			}
+		case <-retry.C:
+			if err := next(); err != nil {
+				return err
+			}
 		case <-pause.C:
 			if deferred {
 				if err := periodic(); err != nil {
@@ -238,6 +248,10 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 		}
 	}
 }
+
+// retryDelay is how long the coordinator waits before it tries again to start a
+// checkpoint whose location could not be set up.
+const retryDelay = 100 * time.Millisecond
 
 // errStopped ends an attempt after a stop-with-savepoint.
 var errStopped = errors.New("job stopped with a savepoint")
