@@ -122,7 +122,7 @@ func (s *Storage) CreateCheckpointStorage(_ context.Context, jobID string) (sdk.
 	if err := checkJobID(jobID); err != nil {
 		return nil, err
 	}
-	return &access{st: s, jobID: jobID}, nil
+	return newAccess(s, jobID), nil
 }
 
 // ResolveCheckpoint implements sdk.CheckpointStorage. It accepts a "jm:<job>/chk-N" pointer
