@@ -36,6 +36,11 @@ type Executor struct {
 	OnCheckpoint func(c *checkpoint.Completed)
 	// Stats, if set, accumulates the state access counts of every attempt.
 	Stats *dataflow.RunStats
+	// ControlAddress, if set, is the address of the control endpoint serving this run,
+	// recorded with the job's lease so that savepoint and stop find it.
+	ControlAddress string
+
+	owner *ownership // the leases of the running job (ownership.go); one Run at a time
 }
 
 // plugins are the instances a run uses; backend and storage may be the same instance.
@@ -45,7 +50,7 @@ type plugins struct {
 
 // Run executes job. from is "" for a fresh start, FromLatest, or a checkpoint or savepoint
 // pointer the storage resolves.
-func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) error {
+func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err error) {
 	if x.Logger == nil {
 		x.Logger = hclog.NewNullLogger()
 	}
@@ -55,6 +60,11 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 	if err != nil {
 		return err
 	}
+	ctx, released, err := x.own(ctx, job) // ownership.go: the job's leases, lost -> ctx cancelled
+	if err != nil {
+		return err
+	}
+	defer released(&err)
 	storage, _ := pl.storage.CheckpointStorage()
 	access, err := x.access(ctx, pl.storage, job.Name)
 	if err != nil {
@@ -83,6 +93,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 			Logger: log, OnCheckpoint: x.OnCheckpoint, Stats: stats,
 			CancellationTimeout:   cfg.Restart.CancellationTimeout,
 			OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
+			Fence:                 x.owner.check,
 		})
 		stopWatch()
 		discardDeferred(ctx, store, log)
@@ -224,6 +235,10 @@ func (x *Executor) access(ctx context.Context, in *pluginhost.Instance, jobID st
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
 	}
+	if err := x.owner.attach(ctx, in, x.Config.Checkpointing.Dir, access); err != nil { // ownership.go
+		return nil, err
+	}
+	access = x.owner.fenced(access) // fence.go
 	if err := access.InitializeBaseLocationsForCheckpoint(ctx); err != nil {
 		return nil, fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
 	}

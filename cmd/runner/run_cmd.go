@@ -51,13 +51,13 @@ directory, or its _metadata file).`,
 				OnCheckpoint: func(c *checkpoint.Completed) { last = c }}
 			jobCtx, cancelJob := context.WithCancel(ctx)
 			defer cancelJob()
-			if srv, err := control.Listen(cfg.Control.Address, cancelJob); err != nil {
-				s.log.Warn("no control endpoint: savepoints and stop cannot reach this job", "error", err)
-			} else {
-				defer srv.Close()
-				x.Savepoints = srv.Savepoints()
-				s.log.Info("control endpoint listening", "address", srv.Addr())
+			srv, err := control.Listen(cfg.Control.Address, job.Name, cancelJob)
+			if err != nil {
+				return err
 			}
+			defer srv.Close()
+			x.Savepoints, x.ControlAddress = srv.Savepoints(), srv.Addr()
+			s.log.Info("control endpoint listening", "address", srv.Addr())
 			start := time.Now()
 			if err := x.Run(jobCtx, job, from); err != nil {
 				if ctx.Err() == nil && jobCtx.Err() != nil {

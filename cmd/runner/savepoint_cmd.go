@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/control"
 )
 
@@ -15,12 +14,13 @@ func newSavepointCmd(g *globalFlags) *cobra.Command {
 		Use:   "savepoint --config FILE [--target DIR]",
 		Short: "Take a savepoint of the running job; prints its pointer as the last line",
 		Long: `Take a savepoint of the job running with this configuration, through the runner's control
-endpoint (rest.address, rest.port). A savepoint is self-contained and in the canonical format,
+endpoint: the address recorded with the job's lease, or the pinned rest.address and rest.port
+when the job has no lease record. The endpoint refuses a request for another job. A savepoint is self-contained and in the canonical format,
 so any state backend can restore it: resume with 'runner run --from POINTER'. It goes to --target,
 or to execution.checkpointing.savepoint-dir.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return savepoint(cmd, file, target, false)
+			return savepoint(cmd, g, file, target, false)
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
@@ -40,13 +40,13 @@ Without it the job is cancelled; it can resume from its latest checkpoint with -
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withSavepoint {
-				return savepoint(cmd, file, target, true)
+				return savepoint(cmd, g, file, target, true)
 			}
-			cfg, err := loadForControl(file)
+			to, err := locateJob(cmd.Context(), g, file) // locate.go
 			if err != nil {
 				return err
 			}
-			if err := control.Cancel(cmd.Context(), cfg.Control.Address); err != nil {
+			if err := control.Cancel(cmd.Context(), to.addr, to.job); err != nil {
 				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "job cancelled")
@@ -59,19 +59,12 @@ Without it the job is cancelled; it can resume from its latest checkpoint with -
 	return cmd
 }
 
-func loadForControl(file string) (*config.Config, error) {
-	if file == "" {
-		return nil, fmt.Errorf("--config: a configuration file is required")
-	}
-	return config.Load(file)
-}
-
-func savepoint(cmd *cobra.Command, file, target string, stop bool) error {
-	cfg, err := loadForControl(file)
+func savepoint(cmd *cobra.Command, g *globalFlags, file, target string, stop bool) error {
+	to, err := locateJob(cmd.Context(), g, file) // locate.go
 	if err != nil {
 		return err
 	}
-	ptr, err := control.TriggerSavepoint(cmd.Context(), cfg.Control.Address, control.SavepointRequest{Target: target, Stop: stop})
+	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop})
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}

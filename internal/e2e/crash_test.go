@@ -46,7 +46,9 @@ job:
   input: %s
   output: %s
   rate: %d
-%s`, backend, filepath.Join(dir, "leveldb"), storage, filepath.Join(dir, "checkpoints"), s.input, s.output, rate, extra)
+  lease:
+    timeout: %s
+%s`, backend, filepath.Join(dir, "leveldb"), storage, filepath.Join(dir, "checkpoints"), s.input, s.output, rate, leaseTimeout, extra)
 	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestCrashRecovery(t *testing.T) {
 						<-r.done
 						kills++
 						waitGone(t, plugins, 5*time.Second)
-						r = s.run(t, "--from", "latest")
+						r = s.runWhenFree(t, "--from", "latest")
 					}
 				}
 				if kills == 0 {

@@ -99,7 +99,7 @@ func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int)
 				r.cmd.Process.Kill()
 				<-r.done
 				waitGone(t, plugins, 5*time.Second)
-				r = s.run(t, "--from", "latest")
+				r = s.runWhenFree(t, "--from", "latest")
 			}
 			done++
 			byVictim[victim]++

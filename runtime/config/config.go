@@ -103,6 +103,9 @@ type Job struct {
 	Rate           float64
 	Keys, Records  int64
 	BatchSize      int // default 1024
+	// LeaseTimeout is how long the job's lease stays live after its runner's last
+	// renewal (default 30s, at least 1s).
+	LeaseTimeout time.Duration
 }
 
 // Restart holds the restart strategy.
@@ -123,8 +126,16 @@ type Restart struct {
 
 // Control holds the control endpoint settings.
 type Control struct {
-	// Address is host:port, "127.0.0.1:8081" by default.
+	// Address is host:port, "127.0.0.1:0" by default: port 0 listens on an ephemeral
+	// port, recorded with the job's lease.
 	Address string
+}
+
+// Pinned reports whether Address names a port (rest.port set, and not 0): the endpoint
+// listens there or not at all, and savepoint and stop can reach it without the lease.
+func (c Control) Pinned() bool {
+	_, port, err := net.SplitHostPort(c.Address)
+	return err == nil && port != "0"
 }
 
 // optValue is one plugin option as configured.
@@ -148,7 +159,9 @@ const (
 	DefaultRestartDelay        = time.Second
 	DefaultCancellationTimeout = 30 * time.Second
 	DefaultRestAddress         = "127.0.0.1"
-	DefaultRestPort            = 8081
+	DefaultRestPort            = 0 // an ephemeral port, found through the job's lease
+	DefaultLeaseTimeout        = 30 * time.Second
+	MinLeaseTimeout            = time.Second
 )
 
 // defaults returns a Config holding only defaults.
@@ -167,6 +180,7 @@ func defaults(file string) *Config {
 			Parallelism:    DefaultParallelism,
 			MaxParallelism: DefaultMaxParallelism,
 			BatchSize:      DefaultBatchSize,
+			LeaseTimeout:   DefaultLeaseTimeout,
 		},
 		Restart:      Restart{Type: "fixed-delay", Attempts: DefaultRestartAttempts, Delay: DefaultRestartDelay, CancellationTimeout: DefaultCancellationTimeout},
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},

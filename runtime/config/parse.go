@@ -263,6 +263,11 @@ func (p *parser) set(key string, v any) {
 		c.Job.Records = v.(int64)
 	case KeyJobBatchSize:
 		c.Job.BatchSize = int(v.(int64))
+	case KeyLeaseTimeout:
+		c.Job.LeaseTimeout = v.(time.Duration)
+		if c.Job.LeaseTimeout < MinLeaseTimeout {
+			p.errs.add(c.File, c.lines[key], c.writtenKey(key), fmt.Errorf("%w %q: the lease timeout must be at least %s", ErrBadValue, c.Job.LeaseTimeout, MinLeaseTimeout))
+		}
 	case KeyRestartType:
 		c.Restart.Type, p.restartGiven = v.(string), true
 	case KeyRestartAttempts:

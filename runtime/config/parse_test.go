@@ -14,9 +14,9 @@ func TestDefaults(t *testing.T) {
 		wantEqual(t, "backend", c.StateBackend, "hashmap")
 		wantEqual(t, "storage after Parse", c.CheckpointStorage, "")
 		wantEqual(t, "checkpointing", c.Checkpointing, Checkpointing{Timeout: 10 * time.Minute, NumRetained: 1, DataInlineThreshold: 20 << 10})
-		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024})
+		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024, LeaseTimeout: 30 * time.Second})
 		wantEqual(t, "restart", c.Restart, Restart{Type: "fixed-delay", Attempts: 3, Delay: time.Second, CancellationTimeout: 30 * time.Second})
-		wantEqual(t, "control", c.Control.Address, "127.0.0.1:8081")
+		wantEqual(t, "control", c.Control.Address, "127.0.0.1:0")
 		wantEqual(t, "plugins dir", c.Plugins.Dir, "")
 		wantEqual(t, "backend options", c.BackendOptions, sdk.Options{})
 		if c.Deprecations == nil || c.Warnings == nil || len(c.Deprecations)+len(c.Warnings) != 0 {
@@ -58,6 +58,7 @@ job.rate: 1500.5
 job.keys: 1000
 job.records: 50000
 job.batch-size: 256
+job.lease.timeout: 5s
 restart-strategy.type: fixed-delay
 restart-strategy.fixed-delay.attempts: 5
 restart-strategy.fixed-delay.delay: 500 ms
@@ -76,7 +77,7 @@ rest.port: 9091
 			Incremental: true, Dir: "/etc/flowstate/ckpt", SavepointDir: "s3://bucket/savepoints", DataInlineThreshold: 4096, SharedFilesystem: true},
 		Plugins: Plugins{Dir: "/etc/plugins", Checksums: map[string]string{"leveldb": "sha256:abc"}},
 		Job: Job{Name: "wc", Type: "wordcount", Parallelism: 4, MaxParallelism: 256, Input: "/etc/flowstate/in.txt",
-			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256},
+			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256, LeaseTimeout: 5 * time.Second},
 		Restart: Restart{Type: "fixed-delay", Attempts: 5, Delay: 500 * time.Millisecond, StartOverOnCheckpointLoss: true, CancellationTimeout: 5 * time.Second},
 		Control: Control{Address: "0.0.0.0:9091"},
 	})
@@ -206,5 +207,5 @@ func TestRestartAndControl(t *testing.T) {
 	wantContains(t, strings.Join(c.Warnings, "\n"), "config.yaml:2: restart-strategy.fixed-delay.attempts is ignored")
 	wantEqual(t, "port only", c.Control.Address, "127.0.0.1:0")
 	c = mustParse(t, "rest.address: ::1\n")
-	wantEqual(t, "ipv6", c.Control.Address, "[::1]:8081")
+	wantEqual(t, "ipv6", c.Control.Address, "[::1]:0")
 }

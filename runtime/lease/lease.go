@@ -69,6 +69,7 @@ type Lease struct {
 	renewedAt time.Duration // clock.Elapsed() when the last successful write was sent
 	lost      error
 	lostCh    chan struct{}
+	prev      *Record // the expired record Acquire took over, if any
 
 	stop chan struct{}
 	done chan struct{}
@@ -124,6 +125,9 @@ func Acquire(ctx context.Context, store sdk.LeaseStore, holder Holder, opts Opti
 			return nil, fmt.Errorf("write the lease of %s: %w", opts.Where, err)
 		}
 		l.rec, l.version, l.renewedAt = rec, v, sent
+		if cur.Version != "" && !prev.Released {
+			l.prev = &prev
+		}
 		go l.renewLoop()
 		return l, nil
 	}
@@ -141,6 +145,15 @@ func (l *Lease) Record() Record {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.rec
+}
+
+// TookOver returns the record of the holder whose expired lease Acquire took over; false
+// when the lease was new or released.
+func (l *Lease) TookOver() (Record, bool) {
+	if l.prev == nil {
+		return Record{}, false
+	}
+	return *l.prev, true
 }
 
 // Where says where the lease lives.
@@ -166,6 +179,30 @@ func (l *Lease) Check() error {
 		}
 	}
 	return l.lost
+}
+
+// Cause returns Check's error, and for a lease that lapsed without a renewal reads the
+// record once to name the runner that holds it now, if another does.
+func (l *Lease) Cause(ctx context.Context) error {
+	err := l.Check()
+	var lost *LostError
+	if !errors.As(err, &lost) || lost.By != nil {
+		return err
+	}
+	l.mu.Lock()
+	store, instance := l.store, l.rec.Instance
+	l.mu.Unlock()
+	cur, rerr := store.ReadLease(ctx)
+	if rerr != nil {
+		return err
+	}
+	by, derr := DecodeRecord(cur.Data)
+	if derr != nil || by.Instance == instance {
+		return err
+	}
+	named := *lost
+	named.By = &by
+	return &named
 }
 
 // Lost is closed once the lease is lost.

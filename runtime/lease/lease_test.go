@@ -103,6 +103,12 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	if err := a.Check(); !errors.Is(err, ErrLost) {
 		t.Fatalf("old holder's Check after its lease expired = %v; want ErrLost", err)
 	}
+	if err := a.Cause(context.Background()); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "now held by") || !strings.Contains(err.Error(), "pid 22") {
+		t.Fatalf("old holder's Cause = %v; want ErrLost naming pid 22", err)
+	}
+	if prev, ok := b.TookOver(); !ok || prev.PID != 11 {
+		t.Fatalf("new holder's TookOver = %+v, %v; want pid 11's record", prev, ok)
+	}
 }
 
 func TestRenewalKeepsTheLease(t *testing.T) {

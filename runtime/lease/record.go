@@ -111,16 +111,19 @@ type LostError struct {
 	Valid time.Duration
 }
 
-// Error says where, at which epoch, and to whom or why.
+// Error says where, at which epoch, why, and to whom when known.
 func (e *LostError) Error() string {
-	if e.By != nil {
-		if e.By.Released || e.By.Instance == "" {
-			return fmt.Sprintf("lost the lease of %s (epoch %d): the record was replaced", e.Where, e.Epoch)
-		}
-		return fmt.Sprintf("lost the lease of %s (epoch %d) to %s, epoch %d", e.Where, e.Epoch, e.By.Holder, e.By.Epoch)
+	s := fmt.Sprintf("lost the lease of %s (epoch %d)", e.Where, e.Epoch)
+	if e.Unrenewed > 0 {
+		s += fmt.Sprintf(": not renewed for %s, and a renewal is valid for %s", e.Unrenewed.Round(time.Millisecond), e.Valid.Round(time.Millisecond))
 	}
-	return fmt.Sprintf("lost the lease of %s (epoch %d): not renewed for %s, and a renewal is valid for %s (another runner may have taken over)",
-		e.Where, e.Epoch, e.Unrenewed.Round(time.Millisecond), e.Valid.Round(time.Millisecond))
+	switch {
+	case e.By == nil:
+		return s + " (another runner may have taken over)"
+	case e.By.Released || e.By.Instance == "":
+		return s + ": the record was replaced"
+	}
+	return s + fmt.Sprintf(": now held by %s, epoch %d", e.By.Holder, e.By.Epoch)
 }
 
 // Is makes errors.Is(err, ErrLost) true.
