@@ -7,17 +7,22 @@ import (
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// fenced returns access behind the job's lease: every call that creates, deletes or
-// disposes of something in the storage checks the lease first, so a runner that lost its
-// job to another never deletes what the new owner wrote (a checkpoint directory of the
-// same id, shared state it restored). Reads pass through. It keeps the optional
-// interfaces of access the runner uses: SharedStateLister when access has it, and
-// LocalStateLocator (answering "" when access has none, as the interface allows).
+// fenced returns access behind the job's leases (see fence).
 func (o *ownership) fenced(access sdk.CheckpointStorageAccess) sdk.CheckpointStorageAccess {
 	if o == nil {
 		return access
 	}
-	f := fencedAccess{CheckpointStorageAccess: access, check: o.check}
+	return fence(access, o.check)
+}
+
+// fence returns access behind check: every call that creates, deletes or disposes of
+// something in the storage calls check first and fails with its error, so a runner that
+// lost its job to another never deletes what the new owner wrote (a checkpoint directory
+// of the same id, shared state it restored). Reads pass through. It keeps the optional
+// interfaces of access the runner uses: SharedStateLister when access has it, and
+// LocalStateLocator (answering "" when access has none, as the interface allows).
+func fence(access sdk.CheckpointStorageAccess, check func() error) sdk.CheckpointStorageAccess {
+	f := fencedAccess{CheckpointStorageAccess: access, check: check}
 	if l, ok := access.(sdk.SharedStateLister); ok {
 		return fencedLister{f, l}
 	}

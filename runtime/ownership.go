@@ -200,7 +200,7 @@ func (o *ownership) done(err error) error {
 	if lost == nil || err == nil {
 		return err
 	}
-	if !errors.Is(err, lease.ErrLost) {
+	if !errors.Is(err, lease.ErrLost) && !errors.Is(err, context.Canceled) {
 		o.log.Warn("the run ended after its lease was lost", "error", err)
 	}
 	return fmt.Errorf("job %q stopped without committing anything more: %w", o.job, lost)
