@@ -32,8 +32,8 @@ type LeaseRecord struct {
 // record every few seconds, and a second runner refuses to start while the record says its
 // holder is alive, or takes over by compare-and-swap once it has expired.
 //
-// The storage must give these guarantees, across processes and machines that reach the
-// same storage, exactly as far as it claims its checkpoints are shared:
+// The storage must give these guarantees to every process, on any machine, that reaches
+// the same checkpoints through it:
 //   - A WriteLease is atomic: a ReadLease returns the data of one successful write,
 //     whole, never a mix, a prefix or an empty file.
 //   - A WriteLease is linearizable against the other writes of the same record: of any
