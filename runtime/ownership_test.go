@@ -31,7 +31,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	file := filepath.Join(dir, "config.yaml")
 	os.WriteFile(file, []byte("state.backend.type: hashmap\nexecution.checkpointing.storage: filesystem\n"+
 		"execution.checkpointing.dir: "+filepath.Join(dir, "checkpoints")+"\nexecution.checkpointing.interval: 100ms\n"+
-		"job.lease.timeout: 3s\n"), 0o644)
+		"job.lease.timeout: 10s\n"), 0o644)
 	env, err := runtime.NewEnvironment(file)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	thief := lease.Record{Holder: lease.Holder{Job: "wc", Host: "elsewhere", PID: 4242, Instance: "thief", Since: time.Now()},
-		Epoch: held.Epoch + 1, Renewed: time.Now().Add(time.Hour), TTLMillis: 3000, Seq: held.Seq + 100}
+		Epoch: held.Epoch + 1, Renewed: time.Now().Add(time.Hour), TTLMillis: 10000, Seq: held.Seq + 100}
 	data, err := json.Marshal(thief)
 	if err != nil {
 		t.Fatal(err)
