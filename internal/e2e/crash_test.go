@@ -86,6 +86,9 @@ func TestCrashRecovery(t *testing.T) {
 			t.Run(backend+"/kill-"+victim, func(t *testing.T) {
 				s := newWordcount(t, backend, "filesystem", 3<<20, 25000, "")
 				r := s.run(t)
+				if !r.owns(t) { // kills are for a running job, see TestCrashLoop
+					t.Fatalf("the job did not start:\n%s", tail(r.out.String(), 20))
+				}
 				kills := 0
 				for kills < 3 && !r.exited() {
 					time.Sleep(time.Duration(300+rng.Intn(700)) * time.Millisecond)
