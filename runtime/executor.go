@@ -15,6 +15,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
+	"github.com/flowstate/flowstate/runtime/lease"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
@@ -41,6 +42,11 @@ type Executor struct {
 	// AllowNonRestoredState lets a restore drop the state of operators the job no longer
 	// has (Flink's --allowNonRestoredState); without it such a restore is refused.
 	AllowNonRestoredState bool
+	// ControlAddress, if set, is the address of the control endpoint serving this run,
+	// recorded with the job's lease so that savepoint and stop find it.
+	ControlAddress string
+
+	owner *ownership // the leases of the running job (ownership.go); one Run at a time
 }
 
 // plugins are the instances a run uses; backend and storage may be the same instance.
@@ -51,8 +57,10 @@ type plugins struct {
 // Run executes job. from is "" for a fresh start, FromLatest, or a checkpoint or savepoint
 // pointer the storage resolves. Mistakes that restarting cannot fix (a missing input, an
 // unwritable output, an incompatible checkpoint) fail at once; other failures go through
-// the restart strategy, each attempt restoring what recovery decides.
-func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) error {
+// the restart strategy, each attempt restoring what recovery decides. The run holds the
+// job's leases (ownership.go) throughout; losing one stops it before it commits anything
+// more.
+func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err error) {
 	if x.Logger == nil {
 		x.Logger = hclog.NewNullLogger()
 	}
@@ -64,6 +72,11 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) erro
 	if err := job.Preflight(ctx); err != nil {
 		return err
 	}
+	ctx, released, err := x.own(ctx, job) // the output lease now, the storage's in x.access
+	if err != nil {
+		return err
+	}
+	defer released(&err)
 	policy := restart.New(cfg.Restart, restart.System, nil)
 	// Start: the plugins, the storage access, the checkpoint to restore. A plugin that dies
 	// while it starts, handshakes, takes its options or serves the restore point is one
@@ -128,9 +141,10 @@ func (x *Executor) backOff(ctx context.Context, policy restart.Policy, job *data
 	}
 }
 
-// permanent reports whether err is one that restarting cannot fix.
+// permanent reports whether err is one that restarting cannot fix: marked so, an
+// incompatible checkpoint, or a job another runner holds.
 func permanent(err error) bool {
-	return dataflow.IsPermanent(err) || errors.Is(err, checkpoint.ErrIncompatible)
+	return dataflow.IsPermanent(err) || errors.Is(err, checkpoint.ErrIncompatible) || errors.As(err, new(*lease.HeldError))
 }
 
 // attempt runs one attempt of job from restore (nil: fresh).
@@ -150,6 +164,7 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, 
 		Logger:              x.Logger, OnCheckpoint: x.OnCheckpoint, Stats: stats,
 		CancellationTimeout:   cfg.Restart.CancellationTimeout,
 		OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
+		Fence:                 x.owner.check,
 	})
 	stopWatch()
 	discardDeferred(ctx, store, x.Logger)
@@ -282,6 +297,10 @@ func (x *Executor) access(ctx context.Context, in *pluginhost.Instance, jobID st
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
 	}
+	if err := x.owner.attach(ctx, in, x.Config.Checkpointing.Dir, access); err != nil { // ownership.go
+		return nil, err
+	}
+	access = x.owner.fenced(access) // fence.go
 	if err := access.InitializeBaseLocationsForCheckpoint(ctx); err != nil {
 		return nil, fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
 	}

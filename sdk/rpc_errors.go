@@ -32,6 +32,7 @@ var errorKinds = []struct {
 	{pb.ErrorKind_ERROR_KIND_CORRUPT, ErrCorrupt, codes.DataLoss},
 	{pb.ErrorKind_ERROR_KIND_CANCELED, context.Canceled, codes.Canceled},
 	{pb.ErrorKind_ERROR_KIND_DEADLINE_EXCEEDED, context.DeadlineExceeded, codes.DeadlineExceeded},
+	{pb.ErrorKind_ERROR_KIND_CONFLICT, ErrConflict, codes.Aborted},
 }
 
 func kindOf(err error) pb.ErrorKind {

@@ -34,18 +34,19 @@ func (s *storageServer) ListSharedState(req *pb.AccessRequest, st pb.CheckpointS
 	return nil
 }
 
-// accessListerClient is an accessClient whose plugin access implements SharedStateLister.
-type accessListerClient struct {
-	*accessClient
+// sharedListerClient is the SharedStateLister of an accessClient whose plugin access
+// implements it (see withOptionalInterfaces).
+type sharedListerClient struct {
+	a *accessClient
 }
 
-var _ SharedStateLister = accessListerClient{}
+var _ SharedStateLister = sharedListerClient{}
 
 // ListSharedState implements SharedStateLister over the ListSharedState RPC.
-func (a accessListerClient) ListSharedState(ctx context.Context) ([]StreamStateHandle, error) {
+func (l sharedListerClient) ListSharedState(ctx context.Context) ([]StreamStateHandle, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	st, err := a.c.ListSharedState(ctx, &pb.AccessRequest{AccessId: a.id})
+	st, err := l.a.c.ListSharedState(ctx, &pb.AccessRequest{AccessId: l.a.id})
 	if err != nil {
 		return nil, fromStatus(err)
 	}

@@ -37,15 +37,37 @@ func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID strin
 		return nil, fromStatus(err)
 	}
 	a := &accessClient{c: s.rpc.storage, done: s.rpc.done, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation, locates: r.LocatesLocalState}
-	if r.ListsSharedState {
-		return accessListerClient{a}, nil
-	}
-	return a, nil
+	return withOptionalInterfaces(a, r.ListsSharedState, r.StoresLease), nil
 }
 
-// accessClient is a CheckpointStorageAccess living in a plugin process under id. The two
-// boolean properties, whether it implements SharedStateLister (accessListerClient) and
-// whether it implements LocalStateLocator (locates) are read once, when it is created.
+// withOptionalInterfaces returns a, extended with the optional interfaces its plugin access
+// implements: SharedStateLister when lists, LeaseStore when leases. A type assertion on
+// the result then answers what it would answer on the plugin's access.
+func withOptionalInterfaces(a *accessClient, lists, leases bool) CheckpointStorageAccess {
+	switch {
+	case lists && leases:
+		return struct {
+			*accessClient
+			sharedListerClient
+			leaseStoreClient
+		}{a, sharedListerClient{a}, leaseStoreClient{a}}
+	case lists:
+		return struct {
+			*accessClient
+			sharedListerClient
+		}{a, sharedListerClient{a}}
+	case leases:
+		return struct {
+			*accessClient
+			leaseStoreClient
+		}{a, leaseStoreClient{a}}
+	}
+	return a
+}
+
+// accessClient is a CheckpointStorageAccess living in a plugin process under id. Its
+// boolean properties, among them whether the plugin's access implements
+// LocalStateLocator (locates), are read once, when it is created.
 type accessClient struct {
 	c                pb.CheckpointStorageClient
 	done             <-chan struct{} // closed when the plugin process has exited

@@ -59,12 +59,14 @@ func (s *storageServer) CreateAccess(ctx context.Context, req *pb.CreateAccessRe
 	}
 	_, lists := a.(SharedStateLister)
 	_, locates := a.(LocalStateLocator)
+	_, leases := a.(LeaseStore)
 	return &pb.CreateAccessResponse{
 		AccessId:                       s.accesses.Add(a),
 		SupportsHighlyAvailableStorage: a.SupportsHighlyAvailableStorage(),
 		HasDefaultSavepointLocation:    a.HasDefaultSavepointLocation(),
 		ListsSharedState:               lists,
 		LocatesLocalState:              locates,
+		StoresLease:                    leases,
 	}, nil
 }
 

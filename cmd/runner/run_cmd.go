@@ -66,13 +66,13 @@ parallelism, as Flink's CLI does; both are logged.`,
 				AllowNonRestoredState: allowNonRestored}
 			jobCtx, cancelJob := context.WithCancelCause(ctx)
 			defer cancelJob(nil)
-			if srv, err := control.Listen(cfg.Control.Address, func() { cancelJob(runtime.ErrJobCancelled) }); err != nil {
-				s.log.Warn("no control endpoint: savepoints and stop cannot reach this job", "error", err)
-			} else {
-				defer srv.Close()
-				x.Savepoints = srv.Savepoints()
-				s.log.Info("control endpoint listening", "address", srv.Addr())
+			srv, err := control.Listen(cfg.Control.Address, job.Name, func() { cancelJob(runtime.ErrJobCancelled) })
+			if err != nil {
+				return err
 			}
+			defer srv.Close()
+			x.Savepoints, x.ControlAddress = srv.Savepoints(), srv.Addr()
+			s.log.Info("control endpoint listening", "address", srv.Addr())
 			start := time.Now()
 			if err := runCancellable(jobCtx, s, func(ctx context.Context) error { return x.Run(ctx, job, from) }); err != nil {
 				if errors.Is(err, errNotEnded) {

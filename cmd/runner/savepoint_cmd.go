@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/control"
 )
 
@@ -19,9 +18,10 @@ func newSavepointCmd(g *globalFlags) *cobra.Command {
 		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force]]",
 		Short: "Take a savepoint of the running job (prints its pointer as the last line), or dispose of one",
 		Long: `Take a savepoint of the job running with this configuration, through the runner's control
-endpoint (rest.address, rest.port). A savepoint is self-contained and in the canonical format,
-so any state backend can restore it: resume with 'runner run --from POINTER'. It goes to --target,
-or to execution.checkpointing.savepoint-dir.
+endpoint: the address recorded with the job's lease, or the pinned rest.address and rest.port
+when the job has no lease record. The endpoint refuses a request for another job. A savepoint
+is self-contained and in the canonical format, so any state backend can restore it: resume
+with 'runner run --from POINTER'. It goes to --target, or to execution.checkpointing.savepoint-dir.
 
 ` + disposeHelp,
 		Args: cobra.NoArgs,
@@ -29,7 +29,7 @@ or to execution.checkpointing.savepoint-dir.
 			if dispose != "" {
 				return disposeCheckpoint(cmd, g, file, dispose, force)
 			}
-			return savepoint(cmd, file, target, false)
+			return savepoint(cmd, g, file, target, false)
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
@@ -54,20 +54,20 @@ checkpoint with --from latest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withSavepoint {
-				return savepoint(cmd, file, target, true)
+				return savepoint(cmd, g, file, target, true)
 			}
-			cfg, err := loadForControl(file)
+			to, err := locateJob(cmd.Context(), g, file) // locate.go
 			if err != nil {
 				return err
 			}
-			if err := control.Cancel(cmd.Context(), cfg.Control.Address); err != nil {
+			if err := control.Cancel(cmd.Context(), to.addr, to.job); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested; waiting up to %s for the job to end\n", stopWait)
-			if err := waitEnded(cmd.Context(), cfg.Control.Address, stopWait); err != nil {
+			if err := waitEnded(cmd.Context(), to.addr, stopWait); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job cancelled: its runner at %s has ended\n", cfg.Control.Address)
+			fmt.Fprintf(cmd.OutOrStdout(), "job cancelled: its runner at %s has ended\n", to.addr)
 			return nil
 		},
 	}
@@ -101,25 +101,18 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the job did not end: its runner still answers at %s (rest.address, rest.port) %s after it was asked to cancel; see its log", addr, within)
+			return fmt.Errorf("the job did not end: its runner still answers at %s %s after it was asked to cancel; see its log", addr, within)
 		case <-tick.C:
 		}
 	}
 }
 
-func loadForControl(file string) (*config.Config, error) {
-	if file == "" {
-		return nil, fmt.Errorf("--config: a configuration file is required")
-	}
-	return config.Load(file)
-}
-
-func savepoint(cmd *cobra.Command, file, target string, stop bool) error {
-	cfg, err := loadForControl(file)
+func savepoint(cmd *cobra.Command, g *globalFlags, file, target string, stop bool) error {
+	to, err := locateJob(cmd.Context(), g, file) // locate.go
 	if err != nil {
 		return err
 	}
-	ptr, err := control.TriggerSavepoint(cmd.Context(), cfg.Control.Address, control.SavepointRequest{Target: target, Stop: stop})
+	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop})
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}

@@ -32,6 +32,7 @@ func checkpointsAfterKill(t *testing.T) (*wordcountSetup, []string) {
 	r.cmd.Process.Kill()
 	<-r.done
 	waitGone(t, plugins, 5*time.Second)
+	s.waitLeasesExpired(t)
 	// Completed checkpoints only: the one in progress at the kill has no _metadata.
 	metas, _ := filepath.Glob(filepath.Join(s.dir, "checkpoints", "wc", "chk-*", "_metadata"))
 	var dirs []string

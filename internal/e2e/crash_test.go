@@ -46,7 +46,9 @@ job:
   input: %s
   output: %s
   rate: %d
-%s`, backend, filepath.Join(dir, "leveldb"), storage, filepath.Join(dir, "checkpoints"), s.input, s.output, rate, extra)
+  lease:
+    timeout: %s
+%s`, backend, filepath.Join(dir, "leveldb"), storage, filepath.Join(dir, "checkpoints"), s.input, s.output, rate, leaseTimeout, extra)
 	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -84,6 +86,9 @@ func TestCrashRecovery(t *testing.T) {
 			t.Run(backend+"/kill-"+victim, func(t *testing.T) {
 				s := newWordcount(t, backend, "filesystem", 3<<20, 25000, "")
 				r := s.run(t)
+				if !r.owns(t) { // kills are for a running job, see TestCrashLoop
+					t.Fatalf("the job did not start:\n%s", tail(r.out.String(), 20))
+				}
 				kills := 0
 				for kills < 3 && !r.exited() {
 					time.Sleep(time.Duration(300+rng.Intn(700)) * time.Millisecond)
@@ -107,7 +112,7 @@ func TestCrashRecovery(t *testing.T) {
 						<-r.done
 						kills++
 						waitGone(t, plugins, 5*time.Second)
-						r = s.run(t, "--from", "latest")
+						r = s.runWhenFree(t, "--from", "latest")
 					}
 				}
 				if kills == 0 {

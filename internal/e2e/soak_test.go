@@ -73,6 +73,11 @@ func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int)
 			t.Fatal(err)
 		}
 		r := s.run(t)
+		// Kills start once the runner owns its job: a plugin killed while the runner starts
+		// fails the start, as it always did; recovery is for a running job.
+		if !r.owns(t) {
+			t.Fatalf("run %d did not start:\n%s", runs, tail(r.out.String(), 20))
+		}
 		for done < kills && !r.exited() {
 			time.Sleep(time.Duration(150+rng.Intn(600)) * time.Millisecond)
 			if err := committedPrefix(s.expected, s.output); err != nil {
@@ -99,7 +104,7 @@ func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int)
 				r.cmd.Process.Kill()
 				<-r.done
 				waitGone(t, plugins, 5*time.Second)
-				r = s.run(t, "--from", "latest")
+				r = s.runWhenFree(t, "--from", "latest")
 			}
 			done++
 			byVictim[victim]++

@@ -153,6 +153,9 @@ type Job struct {
 	Rate           float64
 	Keys, Records  int64
 	BatchSize      int // default 1024
+	// LeaseTimeout is how long the job's lease stays live after its runner's last
+	// renewal (default 30s, at least 1s).
+	LeaseTimeout time.Duration
 }
 
 // Restart holds the restart strategy (restart-strategy.*) and recovery settings.
@@ -201,8 +204,16 @@ type ExponentialDelay struct {
 
 // Control holds the control endpoint settings.
 type Control struct {
-	// Address is host:port, "127.0.0.1:8081" by default.
+	// Address is host:port, "127.0.0.1:0" by default: port 0 listens on an ephemeral
+	// port, recorded with the job's lease.
 	Address string
+}
+
+// Pinned reports whether Address names a port (rest.port set, and not 0): the endpoint
+// listens there or not at all, and savepoint and stop can reach it without the lease.
+func (c Control) Pinned() bool {
+	_, port, err := net.SplitHostPort(c.Address)
+	return err == nil && port != "0"
 }
 
 // optValue is one plugin option as configured.
@@ -230,7 +241,9 @@ const (
 	DefaultHeartbeatInterval   = 10 * time.Second
 	DefaultHeartbeatTimeout    = 50 * time.Second
 	DefaultRestAddress         = "127.0.0.1"
-	DefaultRestPort            = 8081
+	DefaultRestPort            = 0 // an ephemeral port, found through the job's lease
+	DefaultLeaseTimeout        = 30 * time.Second
+	MinLeaseTimeout            = time.Second
 )
 
 // defaults returns a Config holding only defaults.
@@ -253,6 +266,7 @@ func defaults(file string) *Config {
 			Parallelism:    DefaultParallelism,
 			MaxParallelism: DefaultMaxParallelism,
 			BatchSize:      DefaultBatchSize,
+			LeaseTimeout:   DefaultLeaseTimeout,
 		},
 		Restart:      defaultRestartSettings(),
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},

@@ -30,6 +30,7 @@ func TestErrors(t *testing.T) {
 		{"bad duration", "execution.checkpointing.interval: soon\n", ErrBadValue,
 			[]string{`config.yaml:1: execution.checkpointing.interval: bad value "soon"`}},
 		{"zero timeout", "execution.checkpointing.timeout: 0\n", ErrBadValue, []string{"config.yaml:1: execution.checkpointing.timeout", "must be positive"}},
+		{"short lease timeout", "job.lease.timeout: 500ms\n", ErrBadValue, []string{"config.yaml:1: job.lease.timeout", "at least 1s"}},
 		{"bad int", "execution.checkpointing.num-retained: many\n", ErrBadValue, []string{`num-retained: bad value "many": want a whole number`}},
 		{"int out of range", "execution.checkpointing.num-retained: 0\n", ErrBadValue, []string{"want a number from 1 to"}},
 		{"bad bool", "execution.checkpointing.incremental: yes\n", ErrBadValue, []string{`incremental: bad value "yes": want true or false`}},

@@ -42,6 +42,7 @@ const (
 	KeyJobKeys             = "job.keys"
 	KeyJobRecords          = "job.records"
 	KeyJobBatchSize        = "job.batch-size"
+	KeyLeaseTimeout        = "job.lease.timeout" // Flowstate's own (runtime/lease)
 	KeyRestartType         = "restart-strategy.type"
 	KeyRestartAttempts     = "restart-strategy.fixed-delay.attempts"
 	KeyRestartDelay        = "restart-strategy.fixed-delay.delay"
@@ -169,6 +170,7 @@ var currentKeys = map[string]keyDef{
 	KeyJobKeys:             {kind: kindInt, min: 0, max: 1<<63 - 1},
 	KeyJobRecords:          {kind: kindInt, min: 0, max: 1<<63 - 1},
 	KeyJobBatchSize:        {kind: kindInt, min: 1, max: 1 << 24},
+	KeyLeaseTimeout:        {kind: kindDuration},
 	KeyRestartType:         {kind: kindRestartType},
 	KeyRestartAttempts:     {kind: kindInt, min: 0, max: 1 << 30},
 	KeyRestartDelay:        {kind: kindDuration},

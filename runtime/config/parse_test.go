@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 		wantEqual(t, "checkpointing", c.Checkpointing, Checkpointing{Timeout: 10 * time.Minute, NumRetained: 1, DataInlineThreshold: 20 << 10,
 			Mode: "EXACTLY_ONCE", MaxConcurrent: 1, Retention: "NO_EXTERNALIZED_CHECKPOINTS"})
 		wantEqual(t, "recovery", c.Recovery, Recovery{ClaimMode: "NO_CLAIM"})
-		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024})
+		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024, LeaseTimeout: 30 * time.Second})
 		// Flink's defaults of every strategy (RestartStrategyOptions); the strategy itself
 		// waits for the final checkpoint interval.
 		wantEqual(t, "restart", c.Restart, Restart{Attempts: 1, Delay: time.Second,
@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 			ExponentialDelay: ExponentialDelay{InitialBackoff: time.Second, MaxBackoff: time.Minute, Multiplier: 1.5,
 				ResetThreshold: time.Hour, JitterFactor: 0.1, AttemptsBeforeReset: 2147483647},
 			CancellationTimeout: 30 * time.Second})
-		wantEqual(t, "control", c.Control.Address, "127.0.0.1:8081")
+		wantEqual(t, "control", c.Control.Address, "127.0.0.1:0")
 		wantEqual(t, "plugins dir", c.Plugins.Dir, "")
 		wantEqual(t, "backend options", c.BackendOptions, sdk.Options{})
 		if c.Deprecations == nil || c.Warnings == nil || len(c.Deprecations)+len(c.Warnings) != 0 {
@@ -72,6 +72,7 @@ job.rate: 1500.5
 job.keys: 1000
 job.records: 50000
 job.batch-size: 256
+job.lease.timeout: 5s
 restart-strategy.type: fixed-delay
 restart-strategy.fixed-delay.attempts: 5
 restart-strategy.fixed-delay.delay: 500 ms
@@ -91,7 +92,7 @@ rest.port: 9091
 			Mode: "EXACTLY_ONCE", MaxConcurrent: 1, Retention: "NO_EXTERNALIZED_CHECKPOINTS"},
 		Plugins: Plugins{Dir: "/etc/plugins", Checksums: map[string]string{"leveldb": "sha256:abc"}},
 		Job: Job{Name: "wc", Type: "wordcount", Parallelism: 4, MaxParallelism: 256, Input: "/etc/flowstate/in.txt",
-			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256},
+			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256, LeaseTimeout: 5 * time.Second},
 		Restart: func() Restart {
 			r := defaultRestartSettings()
 			r.Type, r.Attempts, r.Delay, r.StartOverOnCheckpointLoss, r.CancellationTimeout = "fixed-delay", 5, 500*time.Millisecond, true, 5*time.Second
@@ -225,5 +226,5 @@ func TestRestartAndControl(t *testing.T) {
 	wantContains(t, strings.Join(c.Warnings, "\n"), "config.yaml:2: restart-strategy.fixed-delay.attempts is ignored")
 	wantEqual(t, "port only", c.Control.Address, "127.0.0.1:0")
 	c = mustParse(t, "rest.address: ::1\n")
-	wantEqual(t, "ipv6", c.Control.Address, "[::1]:8081")
+	wantEqual(t, "ipv6", c.Control.Address, "[::1]:0")
 }

@@ -78,6 +78,11 @@ func (p *parser) set(key string, v any) {
 		c.Restart.StartOverOnCheckpointLoss = v.(bool)
 	case KeyCancellationTimeout:
 		c.Restart.CancellationTimeout = v.(time.Duration)
+	case KeyLeaseTimeout:
+		c.Job.LeaseTimeout = v.(time.Duration)
+		if c.Job.LeaseTimeout < MinLeaseTimeout {
+			p.badValue(key, fmt.Sprintf("the lease timeout must be at least %s", MinLeaseTimeout))
+		}
 	case KeyHeartbeatInterval:
 		c.Heartbeat.Interval = v.(time.Duration)
 	case KeyHeartbeatTimeout:

@@ -36,6 +36,10 @@ type FileSink struct {
 	Format func(any) string
 }
 
+// OutputDir returns Dir: the runner holds a lease on it while the job runs, so that no
+// other job writes there at the same time.
+func (s FileSink) OutputDir() string { return s.Dir }
+
 type sinkState struct {
 	Pending []pendingFile `json:"pending"`
 }

@@ -1,32 +1,52 @@
 // Package control is the runner's control endpoint: a small HTTP API, bound to loopback by
-// default, through which `runner savepoint` and `runner stop` reach a running job.
+// default, through which `runner savepoint` and `runner stop` reach a running job. Every
+// request that acts on the job names the job it means, and the endpoint refuses a request
+// for another job (409 Conflict): two jobs on one machine never act on each other's
+// requests.
 package control
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
+// JobPath answers which job the endpoint serves (GET, JSON JobInfo).
+const JobPath = "/v1/job"
+
 // SavepointPath is the endpoint that takes a savepoint (POST, JSON SavepointRequest).
 const SavepointPath = "/v1/savepoint"
 
-// CancelPath is the endpoint that cancels the job without a savepoint (POST).
+// CancelPath is the endpoint that cancels the job without a savepoint (POST, JSON
+// CancelRequest).
 const CancelPath = "/v1/cancel"
+
+// JobInfo says which job an endpoint serves.
+type JobInfo struct {
+	Job string `json:"job"`
+	PID int    `json:"pid"`
+}
 
 // SavepointRequest is the body of a savepoint request.
 type SavepointRequest struct {
+	// Job is the name of the job the request is for; the endpoint refuses any other.
+	Job string `json:"job"`
 	// Target is the directory to write to; "" for the default savepoint directory.
 	Target string `json:"target,omitempty"`
 	// Stop ends the job once the savepoint is complete.
 	Stop bool `json:"stop,omitempty"`
+}
+
+// CancelRequest is the body of a cancel request.
+type CancelRequest struct {
+	// Job is the name of the job to cancel; the endpoint refuses any other.
+	Job string `json:"job"`
 }
 
 // SavepointResponse answers a savepoint request.
@@ -39,23 +59,25 @@ type SavepointResponse struct {
 type Server struct {
 	srv        *http.Server
 	ln         net.Listener
+	job        string
 	savepoints chan dataflow.SavepointRequest
 	cancel     context.CancelFunc
 }
 
-// Listen binds addr. Requests reach the job through Savepoints(); cancel stops the job.
-func Listen(addr string, cancel context.CancelFunc) (*Server, error) {
+// Listen binds addr for job. Requests reach the job through Savepoints(); cancel stops
+// the job. A port of 0 picks a free one (see Addr).
+func Listen(addr, job string, cancel context.CancelFunc) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("control endpoint (rest.address, rest.port): %w", err)
+		return nil, fmt.Errorf("control endpoint %s (rest.address, rest.port): %w", addr, err)
 	}
-	s := &Server{ln: ln, savepoints: make(chan dataflow.SavepointRequest), cancel: cancel}
+	s := &Server{ln: ln, job: job, savepoints: make(chan dataflow.SavepointRequest), cancel: cancel}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST "+SavepointPath, s.savepoint)
-	mux.HandleFunc("POST "+CancelPath, func(w http.ResponseWriter, r *http.Request) {
-		s.cancel()
-		w.WriteHeader(http.StatusNoContent)
+	mux.HandleFunc("GET "+JobPath, func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusOK, JobInfo{Job: s.job, PID: os.Getpid()})
 	})
+	mux.HandleFunc("POST "+SavepointPath, s.savepoint)
+	mux.HandleFunc("POST "+CancelPath, s.cancelJob)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
 	go s.srv.Serve(ln)
 	return s, nil
@@ -74,10 +96,37 @@ func (s *Server) Close() error {
 	return s.srv.Shutdown(ctx)
 }
 
+// decode reads a request body into v and checks that it names this endpoint's job; it
+// answers the request itself and returns false otherwise.
+func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, job func() string) bool {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(v); err != nil {
+		writeJSON(w, http.StatusBadRequest, SavepointResponse{Error: "bad request: " + err.Error()})
+		return false
+	}
+	switch j := job(); {
+	case j == "":
+		writeJSON(w, http.StatusBadRequest, SavepointResponse{Error: "bad request: it names no job"})
+		return false
+	case j != s.job:
+		writeJSON(w, http.StatusConflict, SavepointResponse{Error: fmt.Sprintf(
+			"refused: this control endpoint serves job %q, not job %q", s.job, j)})
+		return false
+	}
+	return true
+}
+
+func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
+	var req CancelRequest
+	if !s.decode(w, r, &req, func() string { return req.Job }) {
+		return
+	}
+	s.cancel()
+	w.WriteHeader(http.StatusNoContent)
+}
+
 func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
 	var req SavepointRequest
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(&req); err != nil {
-		writeJSON(w, http.StatusBadRequest, SavepointResponse{Error: "bad request: " + err.Error()})
+	if !s.decode(w, r, &req, func() string { return req.Job }) {
 		return
 	}
 	reply := make(chan dataflow.SavepointResult, 1)
@@ -104,44 +153,4 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(v)
-}
-
-// TriggerSavepoint asks the runner at addr for a savepoint and returns its pointer.
-func TriggerSavepoint(ctx context.Context, addr string, req SavepointRequest) (string, error) {
-	body, _ := json.Marshal(req)
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+SavepointPath, bytes.NewReader(body))
-	if err != nil {
-		return "", err
-	}
-	hreq.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(hreq)
-	if err != nil {
-		return "", fmt.Errorf("reach the runner's control endpoint at %s (rest.address, rest.port): is the job running? %w", addr, err)
-	}
-	defer resp.Body.Close()
-	var out SavepointResponse
-	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
-		return "", fmt.Errorf("control endpoint %s: %s: %w", addr, resp.Status, err)
-	}
-	if out.Error != "" {
-		return "", errors.New(out.Error)
-	}
-	return out.Pointer, nil
-}
-
-// Cancel asks the runner at addr to cancel its job.
-func Cancel(ctx context.Context, addr string) error {
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+CancelPath, nil)
-	if err != nil {
-		return err
-	}
-	resp, err := http.DefaultClient.Do(hreq)
-	if err != nil {
-		return fmt.Errorf("reach the runner's control endpoint at %s (rest.address, rest.port): is the job running? %w", addr, err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusNoContent {
-		return fmt.Errorf("control endpoint %s: %s", addr, resp.Status)
-	}
-	return nil
 }

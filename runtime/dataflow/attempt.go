@@ -181,6 +181,9 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 	}
 	outputFor := func(k, i int) (*output, SinkWriter, error) {
 		if k == last {
+			if err := a.fence("open sink subtask %d", i); err != nil {
+				return nil, nil, err
+			}
 			w, err := job.sink.Open(ctx, i, p, subtaskState(sinkOS, i))
 			if err != nil {
 				return nil, nil, fmt.Errorf("open sink subtask %d: %w", i, err)

@@ -352,6 +352,9 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	// coordinator past execution.checkpointing.timeout.
 	pctx, cancel := context.WithDeadline(ctx, p.started.Add(env.Timeout))
 	defer cancel()
+	if err := a.fence("checkpoint %d: publish", p.b.id); err != nil {
+		return nil, err
+	}
 	loc, err := checkpoint.Publish(pctx, p.loc, m)
 	if err != nil {
 		if pctx.Err() != nil && ctx.Err() == nil {

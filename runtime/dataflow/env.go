@@ -55,6 +55,12 @@ type Env struct {
 	// hold the teardown up (Flink's task.cancellation.timeout kills the TaskManager).
 	CancellationTimeout   time.Duration
 	OnCancellationTimeout func(n int)
+	// Fence, if set, is called right before each commit: before the coordinator publishes
+	// a checkpoint's metadata, before a sink subtask commits, and before a sink subtask
+	// opens (which commits the restored transactions and discards the uncommitted ones).
+	// An error stops that commit and fails the attempt. The runner passes its job lease's
+	// check (runtime/lease), so a runner that lost its job commits nothing more.
+	Fence func() error
 }
 
 // RunStats sum the state backend calls of every keyed subtask, and time the checkpoints.

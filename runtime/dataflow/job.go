@@ -190,6 +190,15 @@ func SinkTo[T any](s *Stream[T], sink Sink) {
 	s.job.sink = sink
 }
 
+// OutputDir returns the directory the job's sink writes into, as the sink says with a
+// method OutputDir() string (connectors.FileSink has one); "" when it does not.
+func (j *Job) OutputDir() string {
+	if s, ok := j.sink.(interface{ OutputDir() string }); ok {
+		return s.OutputDir()
+	}
+	return ""
+}
+
 // SinkID is the operator id of a job's sink.
 const SinkID = "sink"
 

@@ -361,6 +361,9 @@ func (t *stageTask) commit(ctx context.Context) error {
 	}
 	t.done = id
 	if t.sink != nil {
+		if err := t.a.fence("sink subtask %d: commit checkpoint %d", t.idx, id); err != nil {
+			return err
+		}
 		if err := t.sink.Commit(id); err != nil {
 			return fmt.Errorf("sink subtask %d: commit checkpoint %d: %w", t.idx, id, err)
 		}

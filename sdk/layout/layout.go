@@ -4,6 +4,7 @@
 //	<dir>/<job-id>/chk-<n>/_metadata      a completed checkpoint
 //	<dir>/<job-id>/shared/                state several incremental checkpoints share
 //	<dir>/<job-id>/taskowned/             state the tasks own
+//	<dir>/<job-id>/_lease                 the job's lease record (sdk.LeaseStore), Flowstate's own
 //	<savepoint-dir>/savepoint-<id>/       a savepoint
 //
 // fsstorage and jmstorage use it; a third-party storage that does too keeps checkpoints a
@@ -37,6 +38,9 @@ const (
 	CheckpointPrefix = "chk-"
 	// SavepointPrefix starts the directory of a savepoint.
 	SavepointPrefix = "savepoint-"
+	// LeaseFile holds the job's lease record (sdk.LeaseStore). Flink has no such file;
+	// like every name starting with '_' but MetadataFile, it is never a checkpoint.
+	LeaseFile = "_lease"
 )
 
 // CheckpointDir returns the directory name of checkpoint id, "chk-<id>".

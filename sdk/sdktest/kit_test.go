@@ -18,6 +18,7 @@ func TestKitCatchesBrokenPlugins(t *testing.T) {
 		{"get-shares", "^TestRefBackend$/^Get$", "TestRefBackend/Get/ReturnedValuesAreCopies"},
 		{"closed-works", "^TestRefBackend$/^Close$", "TestRefBackend/Close/CallsAfterCloseFail"},
 		{"range-unchecked", "^TestRefBackend$/^CreateKeyedStateBackend$", "TestRefBackend/CreateKeyedStateBackend/InvalidKeyGroupRangeIsInvalidArgument"},
+		{"lease-blind-replace", "^TestRefStorage$/^savepoint-dir=$/^Lease$", "TestRefStorage/savepoint-dir=/Lease"},
 		{"dispose-keeps", "^TestRefStorage$/^savepoint-dir=$/^Dispose$", "TestRefStorage/savepoint-dir=/Dispose/DisposeCheckpoint/PointerNoLongerResolves"},
 	}
 	for _, c := range cases {

@@ -22,6 +22,12 @@ type refStorage struct {
 	owner     map[string]string // exclusive blob -> location reference
 	completed map[string]refCompleted
 	defSP     string
+	leases    map[string]refLease // job -> lease record
+}
+
+type refLease struct {
+	data    []byte
+	version int
 }
 
 type refCompleted struct {
@@ -33,7 +39,7 @@ type refCompleted struct {
 }
 
 func newRefStorage() *refStorage {
-	return &refStorage{blobs: map[string][]byte{}, owner: map[string]string{}, completed: map[string]refCompleted{}}
+	return &refStorage{blobs: map[string][]byte{}, owner: map[string]string{}, completed: map[string]refCompleted{}, leases: map[string]refLease{}}
 }
 
 func (s *refStorage) PluginInfo() sdk.PluginInfo {
@@ -167,6 +173,34 @@ func (s *refStorage) dropExclusiveLocked(ref string) {
 }
 
 func (a *refAccess) Close() error { return nil }
+
+var _ sdk.LeaseStore = (*refAccess)(nil)
+
+func (a *refAccess) ReadLease(ctx context.Context) (sdk.LeaseRecord, error) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	l, ok := a.s.leases[a.job]
+	if !ok {
+		return sdk.LeaseRecord{}, fmt.Errorf("lease of job %q: %w", a.job, sdk.ErrNotFound)
+	}
+	return sdk.LeaseRecord{Data: bytes.Clone(l.data), Version: fmt.Sprint(l.version)}, nil
+}
+
+func (a *refAccess) WriteLease(ctx context.Context, data []byte, ifVersion string) (string, error) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	l, ok := a.s.leases[a.job]
+	current := ""
+	if ok {
+		current = fmt.Sprint(l.version)
+	}
+	if ifVersion != current && brokenMode != "lease-blind-replace" {
+		return "", fmt.Errorf("lease of job %q is at version %q, not %q: %w", a.job, current, ifVersion, sdk.ErrConflict)
+	}
+	l = refLease{data: bytes.Clone(data), version: l.version + 1}
+	a.s.leases[a.job] = l
+	return fmt.Sprint(l.version), nil
+}
 
 type refLocation struct {
 	a   *refAccess

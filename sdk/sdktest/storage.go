@@ -34,6 +34,7 @@ func CheckpointStorage(t *testing.T, factory func(t *testing.T) sdk.CheckpointSt
 	t.Run("Dispose", func(t *testing.T) { disposeChecks(t, factory) })
 	t.Run("Savepoint", func(t *testing.T) { storageSavepointChecks(t, factory) })
 	t.Run("ListSharedState", func(t *testing.T) { sharedListChecks(t, factory) })
+	t.Run("Lease", func(t *testing.T) { leaseChecks(t, factory) })
 }
 
 // openAccess creates and initializes the storage of job, closing it when t ends.

@@ -6,6 +6,7 @@
 //	<dir>/<job-id>/taskowned/     state owned by tasks (created, reserved)
 //	<dir>/<job-id>/chk-N/         exclusive state files of checkpoint N (random names)
 //	<dir>/<job-id>/chk-N/_metadata
+//	<dir>/<job-id>/_lease         the job's lease record (sdk.LeaseStore)
 //
 // A checkpoint exists only once its _metadata file exists. The metadata is written to a
 // temporary file, synced, then published under its final name without replacing anything
@@ -17,6 +18,10 @@
 // handle and leaves no file behind. Savepoints go to <target or savepoint-dir>/
 // savepoint-<first 6 chars of the job id>-<12 random hex>/ and are self-contained: their
 // shared streams are written inside them too.
+//
+// The lease record is replaced only by compare-and-swap: on a local file system with
+// sdk/filelease (link(2) to create it, flock(2) and rename(2) to replace it), on S3 with
+// conditional PUTs (If-None-Match: * to create it, If-Match on its ETag to replace it).
 //
 // External pointers (CompletedCheckpointStorageLocation.ExternalPointer) are absolute local
 // paths of the chk-N or savepoint directory; handle refs are absolute file:// URIs.

@@ -14,7 +14,9 @@
 // metadata and the state blobs the checkpoint may reference (the blobs written through its
 // location plus every live shared blob of the job, since the storage cannot read the
 // runner's metadata). A restarted plugin resolves and lists those files and serves their
-// blobs again; pointers are then the chk-N directories. Savepoints always go to disk, to
+// blobs again; pointers are then the chk-N directories. With a dir the access also keeps
+// the job's lease record in <dir>/<job>/_lease (sdk.LeaseStore, through sdk/filelease).
+// Savepoints always go to disk, to
 // <target or savepoint-dir>/savepoint-<6 chars of job id>-<12 random hex>/_metadata, with
 // all their state inside.
 //
@@ -122,7 +124,7 @@ func (s *Storage) CreateCheckpointStorage(_ context.Context, jobID string) (sdk.
 	if err := checkJobID(jobID); err != nil {
 		return nil, err
 	}
-	return &access{st: s, jobID: jobID}, nil
+	return newAccess(s, jobID), nil
 }
 
 // ResolveCheckpoint implements sdk.CheckpointStorage. It accepts a "jm:<job>/chk-N" pointer

@@ -82,6 +82,7 @@ const (
 	ErrorKind_ERROR_KIND_CORRUPT           ErrorKind = 5
 	ErrorKind_ERROR_KIND_CANCELED          ErrorKind = 6
 	ErrorKind_ERROR_KIND_DEADLINE_EXCEEDED ErrorKind = 7
+	ErrorKind_ERROR_KIND_CONFLICT          ErrorKind = 8
 )
 
 // Enum value maps for ErrorKind.
@@ -95,6 +96,7 @@ var (
 		5: "ERROR_KIND_CORRUPT",
 		6: "ERROR_KIND_CANCELED",
 		7: "ERROR_KIND_DEADLINE_EXCEEDED",
+		8: "ERROR_KIND_CONFLICT",
 	}
 	ErrorKind_value = map[string]int32{
 		"ERROR_KIND_UNKNOWN":           0,
@@ -105,6 +107,7 @@ var (
 		"ERROR_KIND_CORRUPT":           5,
 		"ERROR_KIND_CANCELED":          6,
 		"ERROR_KIND_DEADLINE_EXCEEDED": 7,
+		"ERROR_KIND_CONFLICT":          8,
 	}
 )
 
@@ -436,7 +439,7 @@ const file_common_proto_rawDesc = "" +
 	"\foption_cause\x18\x06 \x01(\tR\voptionCause*.\n" +
 	"\x05Scope\x12\x13\n" +
 	"\x0fSCOPE_EXCLUSIVE\x10\x00\x12\x10\n" +
-	"\fSCOPE_SHARED\x10\x01*\xed\x01\n" +
+	"\fSCOPE_SHARED\x10\x01*\x86\x02\n" +
 	"\tErrorKind\x12\x16\n" +
 	"\x12ERROR_KIND_UNKNOWN\x10\x00\x12\x18\n" +
 	"\x14ERROR_KIND_NOT_FOUND\x10\x01\x12\x1f\n" +
@@ -445,7 +448,8 @@ const file_common_proto_rawDesc = "" +
 	"\x16ERROR_KIND_UNSUPPORTED\x10\x04\x12\x16\n" +
 	"\x12ERROR_KIND_CORRUPT\x10\x05\x12\x17\n" +
 	"\x13ERROR_KIND_CANCELED\x10\x06\x12 \n" +
-	"\x1cERROR_KIND_DEADLINE_EXCEEDED\x10\aB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
+	"\x1cERROR_KIND_DEADLINE_EXCEEDED\x10\a\x12\x17\n" +
+	"\x13ERROR_KIND_CONFLICT\x10\bB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
 
 var (
 	file_common_proto_rawDescOnce sync.Once

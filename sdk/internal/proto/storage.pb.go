@@ -121,8 +121,10 @@ type CreateAccessResponse struct {
 	ListsSharedState bool `protobuf:"varint,4,opt,name=lists_shared_state,json=listsSharedState,proto3" json:"lists_shared_state,omitempty"`
 	// locates_local_state says the access implements sdk.LocalStateLocator.
 	LocatesLocalState bool `protobuf:"varint,5,opt,name=locates_local_state,json=locatesLocalState,proto3" json:"locates_local_state,omitempty"`
-	unknownFields     protoimpl.UnknownFields
-	sizeCache         protoimpl.SizeCache
+	// stores_lease says the access implements sdk.LeaseStore.
+	StoresLease   bool `protobuf:"varint,6,opt,name=stores_lease,json=storesLease,proto3" json:"stores_lease,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CreateAccessResponse) Reset() {
@@ -190,6 +192,171 @@ func (x *CreateAccessResponse) GetLocatesLocalState() bool {
 	return false
 }
 
+func (x *CreateAccessResponse) GetStoresLease() bool {
+	if x != nil {
+		return x.StoresLease
+	}
+	return false
+}
+
+// LeaseRecord is sdk.LeaseRecord.
+type LeaseRecord struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Data          []byte                 `protobuf:"bytes,1,opt,name=data,proto3" json:"data,omitempty"`
+	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LeaseRecord) Reset() {
+	*x = LeaseRecord{}
+	mi := &file_storage_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LeaseRecord) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LeaseRecord) ProtoMessage() {}
+
+func (x *LeaseRecord) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LeaseRecord.ProtoReflect.Descriptor instead.
+func (*LeaseRecord) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *LeaseRecord) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *LeaseRecord) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+type WriteLeaseRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AccessId uint64                 `protobuf:"varint,1,opt,name=access_id,json=accessId,proto3" json:"access_id,omitempty"`
+	Data     []byte                 `protobuf:"bytes,2,opt,name=data,proto3" json:"data,omitempty"`
+	// if_version is empty to create the record.
+	IfVersion     string `protobuf:"bytes,3,opt,name=if_version,json=ifVersion,proto3" json:"if_version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteLeaseRequest) Reset() {
+	*x = WriteLeaseRequest{}
+	mi := &file_storage_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteLeaseRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteLeaseRequest) ProtoMessage() {}
+
+func (x *WriteLeaseRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteLeaseRequest.ProtoReflect.Descriptor instead.
+func (*WriteLeaseRequest) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *WriteLeaseRequest) GetAccessId() uint64 {
+	if x != nil {
+		return x.AccessId
+	}
+	return 0
+}
+
+func (x *WriteLeaseRequest) GetData() []byte {
+	if x != nil {
+		return x.Data
+	}
+	return nil
+}
+
+func (x *WriteLeaseRequest) GetIfVersion() string {
+	if x != nil {
+		return x.IfVersion
+	}
+	return ""
+}
+
+type WriteLeaseResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Version       string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WriteLeaseResponse) Reset() {
+	*x = WriteLeaseResponse{}
+	mi := &file_storage_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WriteLeaseResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WriteLeaseResponse) ProtoMessage() {}
+
+func (x *WriteLeaseResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WriteLeaseResponse.ProtoReflect.Descriptor instead.
+func (*WriteLeaseResponse) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *WriteLeaseResponse) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
 type LocalStatePathRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	AccessId      uint64                 `protobuf:"varint,1,opt,name=access_id,json=accessId,proto3" json:"access_id,omitempty"`
@@ -200,7 +367,7 @@ type LocalStatePathRequest struct {
 
 func (x *LocalStatePathRequest) Reset() {
 	*x = LocalStatePathRequest{}
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -212,7 +379,7 @@ func (x *LocalStatePathRequest) String() string {
 func (*LocalStatePathRequest) ProtoMessage() {}
 
 func (x *LocalStatePathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -225,7 +392,7 @@ func (x *LocalStatePathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalStatePathRequest.ProtoReflect.Descriptor instead.
 func (*LocalStatePathRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{3}
+	return file_storage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *LocalStatePathRequest) GetAccessId() uint64 {
@@ -252,7 +419,7 @@ type LocalStatePathResponse struct {
 
 func (x *LocalStatePathResponse) Reset() {
 	*x = LocalStatePathResponse{}
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -264,7 +431,7 @@ func (x *LocalStatePathResponse) String() string {
 func (*LocalStatePathResponse) ProtoMessage() {}
 
 func (x *LocalStatePathResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -277,7 +444,7 @@ func (x *LocalStatePathResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalStatePathResponse.ProtoReflect.Descriptor instead.
 func (*LocalStatePathResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{4}
+	return file_storage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *LocalStatePathResponse) GetPath() string {
@@ -296,7 +463,7 @@ type ListSharedStateResponse struct {
 
 func (x *ListSharedStateResponse) Reset() {
 	*x = ListSharedStateResponse{}
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -308,7 +475,7 @@ func (x *ListSharedStateResponse) String() string {
 func (*ListSharedStateResponse) ProtoMessage() {}
 
 func (x *ListSharedStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -321,7 +488,7 @@ func (x *ListSharedStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSharedStateResponse.ProtoReflect.Descriptor instead.
 func (*ListSharedStateResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{5}
+	return file_storage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ListSharedStateResponse) GetHandles() []*StreamStateHandle {
@@ -340,7 +507,7 @@ type AccessRequest struct {
 
 func (x *AccessRequest) Reset() {
 	*x = AccessRequest{}
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +519,7 @@ func (x *AccessRequest) String() string {
 func (*AccessRequest) ProtoMessage() {}
 
 func (x *AccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +532,7 @@ func (x *AccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccessRequest.ProtoReflect.Descriptor instead.
 func (*AccessRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{6}
+	return file_storage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *AccessRequest) GetAccessId() uint64 {
@@ -385,7 +552,7 @@ type InitializeCheckpointLocationRequest struct {
 
 func (x *InitializeCheckpointLocationRequest) Reset() {
 	*x = InitializeCheckpointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -397,7 +564,7 @@ func (x *InitializeCheckpointLocationRequest) String() string {
 func (*InitializeCheckpointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -410,7 +577,7 @@ func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use InitializeCheckpointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeCheckpointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{7}
+	return file_storage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InitializeCheckpointLocationRequest) GetAccessId() uint64 {
@@ -438,7 +605,7 @@ type InitializeSavepointLocationRequest struct {
 
 func (x *InitializeSavepointLocationRequest) Reset() {
 	*x = InitializeSavepointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -450,7 +617,7 @@ func (x *InitializeSavepointLocationRequest) String() string {
 func (*InitializeSavepointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -463,7 +630,7 @@ func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use InitializeSavepointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeSavepointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{8}
+	return file_storage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InitializeSavepointLocationRequest) GetAccessId() uint64 {
@@ -497,7 +664,7 @@ type LocationResponse struct {
 
 func (x *LocationResponse) Reset() {
 	*x = LocationResponse{}
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -509,7 +676,7 @@ func (x *LocationResponse) String() string {
 func (*LocationResponse) ProtoMessage() {}
 
 func (x *LocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -522,7 +689,7 @@ func (x *LocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationResponse.ProtoReflect.Descriptor instead.
 func (*LocationResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{9}
+	return file_storage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LocationResponse) GetLocationId() uint64 {
@@ -548,7 +715,7 @@ type LocationRequest struct {
 
 func (x *LocationRequest) Reset() {
 	*x = LocationRequest{}
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -560,7 +727,7 @@ func (x *LocationRequest) String() string {
 func (*LocationRequest) ProtoMessage() {}
 
 func (x *LocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -573,7 +740,7 @@ func (x *LocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationRequest.ProtoReflect.Descriptor instead.
 func (*LocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{10}
+	return file_storage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LocationRequest) GetLocationId() uint64 {
@@ -592,7 +759,7 @@ type ListCompletedCheckpointsResponse struct {
 
 func (x *ListCompletedCheckpointsResponse) Reset() {
 	*x = ListCompletedCheckpointsResponse{}
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -604,7 +771,7 @@ func (x *ListCompletedCheckpointsResponse) String() string {
 func (*ListCompletedCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -617,7 +784,7 @@ func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCompletedCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCompletedCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{11}
+	return file_storage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ListCompletedCheckpointsResponse) GetLocations() []*CompletedLocation {
@@ -637,7 +804,7 @@ type OpenStateRequest struct {
 
 func (x *OpenStateRequest) Reset() {
 	*x = OpenStateRequest{}
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -649,7 +816,7 @@ func (x *OpenStateRequest) String() string {
 func (*OpenStateRequest) ProtoMessage() {}
 
 func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -662,7 +829,7 @@ func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStateRequest.ProtoReflect.Descriptor instead.
 func (*OpenStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{12}
+	return file_storage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *OpenStateRequest) GetAccessId() uint64 {
@@ -688,7 +855,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -700,7 +867,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -713,7 +880,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{13}
+	return file_storage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -733,7 +900,7 @@ type DiscardStateRequest struct {
 
 func (x *DiscardStateRequest) Reset() {
 	*x = DiscardStateRequest{}
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -745,7 +912,7 @@ func (x *DiscardStateRequest) String() string {
 func (*DiscardStateRequest) ProtoMessage() {}
 
 func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -758,7 +925,7 @@ func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardStateRequest.ProtoReflect.Descriptor instead.
 func (*DiscardStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{14}
+	return file_storage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *DiscardStateRequest) GetAccessId() uint64 {
@@ -785,7 +952,7 @@ type DisposeCheckpointRequest struct {
 
 func (x *DisposeCheckpointRequest) Reset() {
 	*x = DisposeCheckpointRequest{}
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -797,7 +964,7 @@ func (x *DisposeCheckpointRequest) String() string {
 func (*DisposeCheckpointRequest) ProtoMessage() {}
 
 func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -810,7 +977,7 @@ func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisposeCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*DisposeCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{15}
+	return file_storage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DisposeCheckpointRequest) GetAccessId() uint64 {
@@ -837,7 +1004,7 @@ type WriteStateOpen struct {
 
 func (x *WriteStateOpen) Reset() {
 	*x = WriteStateOpen{}
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -849,7 +1016,7 @@ func (x *WriteStateOpen) String() string {
 func (*WriteStateOpen) ProtoMessage() {}
 
 func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -862,7 +1029,7 @@ func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateOpen.ProtoReflect.Descriptor instead.
 func (*WriteStateOpen) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{16}
+	return file_storage_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WriteStateOpen) GetLocationId() uint64 {
@@ -892,7 +1059,7 @@ type WriteStateMessage struct {
 
 func (x *WriteStateMessage) Reset() {
 	*x = WriteStateMessage{}
-	mi := &file_storage_proto_msgTypes[17]
+	mi := &file_storage_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -904,7 +1071,7 @@ func (x *WriteStateMessage) String() string {
 func (*WriteStateMessage) ProtoMessage() {}
 
 func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[17]
+	mi := &file_storage_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -917,7 +1084,7 @@ func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateMessage.ProtoReflect.Descriptor instead.
 func (*WriteStateMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{17}
+	return file_storage_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WriteStateMessage) GetMsg() isWriteStateMessage_Msg {
@@ -974,7 +1141,7 @@ type WriteMetadataMessage struct {
 
 func (x *WriteMetadataMessage) Reset() {
 	*x = WriteMetadataMessage{}
-	mi := &file_storage_proto_msgTypes[18]
+	mi := &file_storage_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1153,7 @@ func (x *WriteMetadataMessage) String() string {
 func (*WriteMetadataMessage) ProtoMessage() {}
 
 func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[18]
+	mi := &file_storage_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1166,7 @@ func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteMetadataMessage.ProtoReflect.Descriptor instead.
 func (*WriteMetadataMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{18}
+	return file_storage_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WriteMetadataMessage) GetMsg() isWriteMetadataMessage_Msg {
@@ -1052,13 +1219,24 @@ const file_storage_proto_rawDesc = "" +
 	"\x18ResolveCheckpointRequest\x12)\n" +
 	"\x10external_pointer\x18\x01 \x01(\tR\x0fexternalPointer\",\n" +
 	"\x13CreateAccessRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xa1\x02\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xc4\x02\n" +
 	"\x14CreateAccessResponse\x12\x1b\n" +
 	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x12I\n" +
 	"!supports_highly_available_storage\x18\x02 \x01(\bR\x1esupportsHighlyAvailableStorage\x12C\n" +
 	"\x1ehas_default_savepoint_location\x18\x03 \x01(\bR\x1bhasDefaultSavepointLocation\x12,\n" +
 	"\x12lists_shared_state\x18\x04 \x01(\bR\x10listsSharedState\x12.\n" +
-	"\x13locates_local_state\x18\x05 \x01(\bR\x11locatesLocalState\"m\n" +
+	"\x13locates_local_state\x18\x05 \x01(\bR\x11locatesLocalState\x12!\n" +
+	"\fstores_lease\x18\x06 \x01(\bR\vstoresLease\";\n" +
+	"\vLeaseRecord\x12\x12\n" +
+	"\x04data\x18\x01 \x01(\fR\x04data\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\"c\n" +
+	"\x11WriteLeaseRequest\x12\x1b\n" +
+	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x12\x12\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\x12\x1d\n" +
+	"\n" +
+	"if_version\x18\x03 \x01(\tR\tifVersion\".\n" +
+	"\x12WriteLeaseResponse\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion\"m\n" +
 	"\x15LocalStatePathRequest\x12\x1b\n" +
 	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x127\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1f.flowstate.v1.StreamStateHandleR\x06handle\",\n" +
@@ -1107,8 +1285,7 @@ const file_storage_proto_rawDesc = "" +
 	"\vlocation_id\x18\x01 \x01(\x04H\x00R\n" +
 	"locationId\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\x05\n" +
-	"\x03msg2\xa9\n" +
-	"\n" +
+	"\x03msg2\xbf\v\n" +
 	"\x11CheckpointStorage\x12\\\n" +
 	"\x11ResolveCheckpoint\x12&.flowstate.v1.ResolveCheckpointRequest\x1a\x1f.flowstate.v1.CompletedLocation\x12U\n" +
 	"\fCreateAccess\x12!.flowstate.v1.CreateAccessRequest\x1a\".flowstate.v1.CreateAccessResponse\x12K\n" +
@@ -1125,7 +1302,10 @@ const file_storage_proto_rawDesc = "" +
 	"\rWriteMetadata\x12\".flowstate.v1.WriteMetadataMessage\x1a\x1f.flowstate.v1.CompletedLocation(\x01\x12F\n" +
 	"\x10DisposeOnFailure\x12\x1d.flowstate.v1.LocationRequest\x1a\x13.flowstate.v1.Empty\x12W\n" +
 	"\x0fListSharedState\x12\x1b.flowstate.v1.AccessRequest\x1a%.flowstate.v1.ListSharedStateResponse0\x01\x12[\n" +
-	"\x0eLocalStatePath\x12#.flowstate.v1.LocalStatePathRequest\x1a$.flowstate.v1.LocalStatePathResponseB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
+	"\x0eLocalStatePath\x12#.flowstate.v1.LocalStatePathRequest\x1a$.flowstate.v1.LocalStatePathResponse\x12C\n" +
+	"\tReadLease\x12\x1b.flowstate.v1.AccessRequest\x1a\x19.flowstate.v1.LeaseRecord\x12O\n" +
+	"\n" +
+	"WriteLease\x12\x1f.flowstate.v1.WriteLeaseRequest\x1a .flowstate.v1.WriteLeaseResponseB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
 
 var (
 	file_storage_proto_rawDescOnce sync.Once
@@ -1139,73 +1319,80 @@ func file_storage_proto_rawDescGZIP() []byte {
 	return file_storage_proto_rawDescData
 }
 
-var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_storage_proto_goTypes = []any{
 	(*ResolveCheckpointRequest)(nil),            // 0: flowstate.v1.ResolveCheckpointRequest
 	(*CreateAccessRequest)(nil),                 // 1: flowstate.v1.CreateAccessRequest
 	(*CreateAccessResponse)(nil),                // 2: flowstate.v1.CreateAccessResponse
-	(*LocalStatePathRequest)(nil),               // 3: flowstate.v1.LocalStatePathRequest
-	(*LocalStatePathResponse)(nil),              // 4: flowstate.v1.LocalStatePathResponse
-	(*ListSharedStateResponse)(nil),             // 5: flowstate.v1.ListSharedStateResponse
-	(*AccessRequest)(nil),                       // 6: flowstate.v1.AccessRequest
-	(*InitializeCheckpointLocationRequest)(nil), // 7: flowstate.v1.InitializeCheckpointLocationRequest
-	(*InitializeSavepointLocationRequest)(nil),  // 8: flowstate.v1.InitializeSavepointLocationRequest
-	(*LocationResponse)(nil),                    // 9: flowstate.v1.LocationResponse
-	(*LocationRequest)(nil),                     // 10: flowstate.v1.LocationRequest
-	(*ListCompletedCheckpointsResponse)(nil),    // 11: flowstate.v1.ListCompletedCheckpointsResponse
-	(*OpenStateRequest)(nil),                    // 12: flowstate.v1.OpenStateRequest
-	(*Chunk)(nil),                               // 13: flowstate.v1.Chunk
-	(*DiscardStateRequest)(nil),                 // 14: flowstate.v1.DiscardStateRequest
-	(*DisposeCheckpointRequest)(nil),            // 15: flowstate.v1.DisposeCheckpointRequest
-	(*WriteStateOpen)(nil),                      // 16: flowstate.v1.WriteStateOpen
-	(*WriteStateMessage)(nil),                   // 17: flowstate.v1.WriteStateMessage
-	(*WriteMetadataMessage)(nil),                // 18: flowstate.v1.WriteMetadataMessage
-	(*StreamStateHandle)(nil),                   // 19: flowstate.v1.StreamStateHandle
-	(*CompletedLocation)(nil),                   // 20: flowstate.v1.CompletedLocation
-	(Scope)(0),                                  // 21: flowstate.v1.Scope
-	(*Empty)(nil),                               // 22: flowstate.v1.Empty
+	(*LeaseRecord)(nil),                         // 3: flowstate.v1.LeaseRecord
+	(*WriteLeaseRequest)(nil),                   // 4: flowstate.v1.WriteLeaseRequest
+	(*WriteLeaseResponse)(nil),                  // 5: flowstate.v1.WriteLeaseResponse
+	(*LocalStatePathRequest)(nil),               // 6: flowstate.v1.LocalStatePathRequest
+	(*LocalStatePathResponse)(nil),              // 7: flowstate.v1.LocalStatePathResponse
+	(*ListSharedStateResponse)(nil),             // 8: flowstate.v1.ListSharedStateResponse
+	(*AccessRequest)(nil),                       // 9: flowstate.v1.AccessRequest
+	(*InitializeCheckpointLocationRequest)(nil), // 10: flowstate.v1.InitializeCheckpointLocationRequest
+	(*InitializeSavepointLocationRequest)(nil),  // 11: flowstate.v1.InitializeSavepointLocationRequest
+	(*LocationResponse)(nil),                    // 12: flowstate.v1.LocationResponse
+	(*LocationRequest)(nil),                     // 13: flowstate.v1.LocationRequest
+	(*ListCompletedCheckpointsResponse)(nil),    // 14: flowstate.v1.ListCompletedCheckpointsResponse
+	(*OpenStateRequest)(nil),                    // 15: flowstate.v1.OpenStateRequest
+	(*Chunk)(nil),                               // 16: flowstate.v1.Chunk
+	(*DiscardStateRequest)(nil),                 // 17: flowstate.v1.DiscardStateRequest
+	(*DisposeCheckpointRequest)(nil),            // 18: flowstate.v1.DisposeCheckpointRequest
+	(*WriteStateOpen)(nil),                      // 19: flowstate.v1.WriteStateOpen
+	(*WriteStateMessage)(nil),                   // 20: flowstate.v1.WriteStateMessage
+	(*WriteMetadataMessage)(nil),                // 21: flowstate.v1.WriteMetadataMessage
+	(*StreamStateHandle)(nil),                   // 22: flowstate.v1.StreamStateHandle
+	(*CompletedLocation)(nil),                   // 23: flowstate.v1.CompletedLocation
+	(Scope)(0),                                  // 24: flowstate.v1.Scope
+	(*Empty)(nil),                               // 25: flowstate.v1.Empty
 }
 var file_storage_proto_depIdxs = []int32{
-	19, // 0: flowstate.v1.LocalStatePathRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	19, // 1: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
-	20, // 2: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
-	19, // 3: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	19, // 4: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
-	20, // 5: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
-	21, // 6: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
-	16, // 7: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
+	22, // 0: flowstate.v1.LocalStatePathRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	22, // 1: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
+	23, // 2: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
+	22, // 3: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	22, // 4: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
+	23, // 5: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
+	24, // 6: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
+	19, // 7: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
 	0,  // 8: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
 	1,  // 9: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
-	6,  // 10: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
-	7,  // 11: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
-	8,  // 12: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
-	6,  // 13: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
-	12, // 14: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
-	14, // 15: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
-	15, // 16: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
-	6,  // 17: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
-	17, // 18: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
-	18, // 19: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
-	10, // 20: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
-	6,  // 21: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
-	3,  // 22: flowstate.v1.CheckpointStorage.LocalStatePath:input_type -> flowstate.v1.LocalStatePathRequest
-	20, // 23: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
-	2,  // 24: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
-	22, // 25: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
-	9,  // 26: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
-	9,  // 27: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
-	11, // 28: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
-	13, // 29: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
-	22, // 30: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
-	22, // 31: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
-	22, // 32: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
-	19, // 33: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
-	20, // 34: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
-	22, // 35: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
-	5,  // 36: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
-	4,  // 37: flowstate.v1.CheckpointStorage.LocalStatePath:output_type -> flowstate.v1.LocalStatePathResponse
-	23, // [23:38] is the sub-list for method output_type
-	8,  // [8:23] is the sub-list for method input_type
+	9,  // 10: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
+	10, // 11: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
+	11, // 12: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
+	9,  // 13: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
+	15, // 14: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
+	17, // 15: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
+	18, // 16: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
+	9,  // 17: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
+	20, // 18: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
+	21, // 19: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
+	13, // 20: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
+	9,  // 21: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
+	6,  // 22: flowstate.v1.CheckpointStorage.LocalStatePath:input_type -> flowstate.v1.LocalStatePathRequest
+	9,  // 23: flowstate.v1.CheckpointStorage.ReadLease:input_type -> flowstate.v1.AccessRequest
+	4,  // 24: flowstate.v1.CheckpointStorage.WriteLease:input_type -> flowstate.v1.WriteLeaseRequest
+	23, // 25: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
+	2,  // 26: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
+	25, // 27: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
+	12, // 28: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
+	12, // 29: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
+	14, // 30: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
+	16, // 31: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
+	25, // 32: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
+	25, // 33: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
+	25, // 34: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
+	22, // 35: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
+	23, // 36: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
+	25, // 37: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
+	8,  // 38: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
+	7,  // 39: flowstate.v1.CheckpointStorage.LocalStatePath:output_type -> flowstate.v1.LocalStatePathResponse
+	3,  // 40: flowstate.v1.CheckpointStorage.ReadLease:output_type -> flowstate.v1.LeaseRecord
+	5,  // 41: flowstate.v1.CheckpointStorage.WriteLease:output_type -> flowstate.v1.WriteLeaseResponse
+	25, // [25:42] is the sub-list for method output_type
+	8,  // [8:25] is the sub-list for method input_type
 	8,  // [8:8] is the sub-list for extension type_name
 	8,  // [8:8] is the sub-list for extension extendee
 	0,  // [0:8] is the sub-list for field type_name
@@ -1217,11 +1404,11 @@ func file_storage_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_storage_proto_msgTypes[17].OneofWrappers = []any{
+	file_storage_proto_msgTypes[20].OneofWrappers = []any{
 		(*WriteStateMessage_Open)(nil),
 		(*WriteStateMessage_Chunk)(nil),
 	}
-	file_storage_proto_msgTypes[18].OneofWrappers = []any{
+	file_storage_proto_msgTypes[21].OneofWrappers = []any{
 		(*WriteMetadataMessage_LocationId)(nil),
 		(*WriteMetadataMessage_Chunk)(nil),
 	}
@@ -1231,7 +1418,7 @@ func file_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_storage_proto_rawDesc), len(file_storage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -37,6 +37,8 @@ const (
 	CheckpointStorage_DisposeOnFailure_FullMethodName             = "/flowstate.v1.CheckpointStorage/DisposeOnFailure"
 	CheckpointStorage_ListSharedState_FullMethodName              = "/flowstate.v1.CheckpointStorage/ListSharedState"
 	CheckpointStorage_LocalStatePath_FullMethodName               = "/flowstate.v1.CheckpointStorage/LocalStatePath"
+	CheckpointStorage_ReadLease_FullMethodName                    = "/flowstate.v1.CheckpointStorage/ReadLease"
+	CheckpointStorage_WriteLease_FullMethodName                   = "/flowstate.v1.CheckpointStorage/WriteLease"
 )
 
 // CheckpointStorageClient is the client API for CheckpointStorage service.
@@ -68,6 +70,10 @@ type CheckpointStorageClient interface {
 	// LocalStatePath answers sdk.LocalStateLocator; only for accesses created with
 	// locates_local_state.
 	LocalStatePath(ctx context.Context, in *LocalStatePathRequest, opts ...grpc.CallOption) (*LocalStatePathResponse, error)
+	// ReadLease and WriteLease answer sdk.LeaseStore; only for accesses created with
+	// stores_lease.
+	ReadLease(ctx context.Context, in *AccessRequest, opts ...grpc.CallOption) (*LeaseRecord, error)
+	WriteLease(ctx context.Context, in *WriteLeaseRequest, opts ...grpc.CallOption) (*WriteLeaseResponse, error)
 }
 
 type checkpointStorageClient struct {
@@ -252,6 +258,26 @@ func (c *checkpointStorageClient) LocalStatePath(ctx context.Context, in *LocalS
 	return out, nil
 }
 
+func (c *checkpointStorageClient) ReadLease(ctx context.Context, in *AccessRequest, opts ...grpc.CallOption) (*LeaseRecord, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LeaseRecord)
+	err := c.cc.Invoke(ctx, CheckpointStorage_ReadLease_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *checkpointStorageClient) WriteLease(ctx context.Context, in *WriteLeaseRequest, opts ...grpc.CallOption) (*WriteLeaseResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WriteLeaseResponse)
+	err := c.cc.Invoke(ctx, CheckpointStorage_WriteLease_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CheckpointStorageServer is the server API for CheckpointStorage service.
 // All implementations must embed UnimplementedCheckpointStorageServer
 // for forward compatibility.
@@ -281,6 +307,10 @@ type CheckpointStorageServer interface {
 	// LocalStatePath answers sdk.LocalStateLocator; only for accesses created with
 	// locates_local_state.
 	LocalStatePath(context.Context, *LocalStatePathRequest) (*LocalStatePathResponse, error)
+	// ReadLease and WriteLease answer sdk.LeaseStore; only for accesses created with
+	// stores_lease.
+	ReadLease(context.Context, *AccessRequest) (*LeaseRecord, error)
+	WriteLease(context.Context, *WriteLeaseRequest) (*WriteLeaseResponse, error)
 	mustEmbedUnimplementedCheckpointStorageServer()
 }
 
@@ -335,6 +365,12 @@ func (UnimplementedCheckpointStorageServer) ListSharedState(*AccessRequest, grpc
 }
 func (UnimplementedCheckpointStorageServer) LocalStatePath(context.Context, *LocalStatePathRequest) (*LocalStatePathResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method LocalStatePath not implemented")
+}
+func (UnimplementedCheckpointStorageServer) ReadLease(context.Context, *AccessRequest) (*LeaseRecord, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadLease not implemented")
+}
+func (UnimplementedCheckpointStorageServer) WriteLease(context.Context, *WriteLeaseRequest) (*WriteLeaseResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method WriteLease not implemented")
 }
 func (UnimplementedCheckpointStorageServer) mustEmbedUnimplementedCheckpointStorageServer() {}
 func (UnimplementedCheckpointStorageServer) testEmbeddedByValue()                           {}
@@ -591,6 +627,42 @@ func _CheckpointStorage_LocalStatePath_Handler(srv interface{}, ctx context.Cont
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CheckpointStorage_ReadLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AccessRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CheckpointStorageServer).ReadLease(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CheckpointStorage_ReadLease_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CheckpointStorageServer).ReadLease(ctx, req.(*AccessRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CheckpointStorage_WriteLease_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WriteLeaseRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CheckpointStorageServer).WriteLease(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CheckpointStorage_WriteLease_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CheckpointStorageServer).WriteLease(ctx, req.(*WriteLeaseRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CheckpointStorage_ServiceDesc is the grpc.ServiceDesc for CheckpointStorage service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -641,6 +713,14 @@ var CheckpointStorage_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "LocalStatePath",
 			Handler:    _CheckpointStorage_LocalStatePath_Handler,
+		},
+		{
+			MethodName: "ReadLease",
+			Handler:    _CheckpointStorage_ReadLease_Handler,
+		},
+		{
+			MethodName: "WriteLease",
+			Handler:    _CheckpointStorage_WriteLease_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

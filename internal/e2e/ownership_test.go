@@ -1,0 +1,234 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flowstate/flowstate/internal/testbin"
+)
+
+// controlLine is the runner's log line naming its control endpoint.
+var controlLine = regexp.MustCompile(`control endpoint listening: address=(\S+)`)
+
+// controlAddress waits for r to log its control endpoint and returns its address.
+func controlAddress(t *testing.T, r *runner) string {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if m := controlLine.FindStringSubmatch(r.out.String()); m != nil {
+			return m[1]
+		}
+		if r.exited() || time.Now().After(deadline) {
+			t.Fatalf("the runner logged no control endpoint:\n%s", tail(r.out.String(), 20))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestTwoRunnersOfOneJob starts two runners of one configuration at once: exactly one
+// runs the job; the other exits with an error naming the holder's pid and control
+// endpoint, and the committed output is exactly the input's counts.
+func TestTwoRunnersOfOneJob(t *testing.T) {
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, "")
+	rs := []*runner{s.run(t), s.run(t)}
+	var winner, loser *runner
+	deadline := time.Now().Add(2 * time.Minute)
+	for winner == nil {
+		for i, r := range rs {
+			if r.exited() {
+				winner, loser = rs[1-i], r
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("neither runner exited")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := loser.wait(t, time.Minute); err == nil {
+		t.Fatalf("the second runner exited 0:\n%s", tail(loser.out.String(), 20))
+	}
+	addr := controlAddress(t, winner)
+	for _, want := range []string{"is held by", `job "wc"`, "pid " + strconv.Itoa(winner.cmd.Process.Pid), "control endpoint " + addr} {
+		if !strings.Contains(loser.out.String(), want) {
+			t.Fatalf("the refusal does not say %q:\n%s", want, tail(loser.out.String(), 10))
+		}
+	}
+	t.Logf("the second runner: %s", lastLine(loser.out.String()))
+	if strings.Contains(loser.out.String(), "checkpoint complete") {
+		t.Fatalf("the refused runner completed a checkpoint:\n%s", tail(loser.out.String(), 20))
+	}
+	if err := winner.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("the running runner: %v\n%s", err, tail(winner.out.String(), 30))
+	}
+	s.check(t, winner.out.String())
+}
+
+// TestAnotherJobOnTheSameOutputIsRefused runs a second job, with its own name and
+// checkpoints, into the output directory of a running one: it is refused, naming the
+// running job, and the running job's output is exact.
+func TestAnotherJobOnTheSameOutputIsRefused(t *testing.T) {
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 10000, "")
+	other := filepath.Join(s.dir, "other.yaml")
+	cfg := strings.Replace(mustRead(t, s.config), "name: wc", "name: other", 1)
+	cfg = strings.Replace(cfg, filepath.Join(s.dir, "checkpoints"), filepath.Join(s.dir, "other-checkpoints"), 1)
+	os.WriteFile(other, []byte(cfg), 0o644)
+	r := s.run(t)
+	if !r.owns(t) {
+		t.Fatalf("the first runner did not take its job:\n%s", tail(r.out.String(), 20))
+	}
+	o := startRunner(t, "run", "--config", other, "--plugin-dir", testbin.PluginDir(t))
+	if err := o.wait(t, time.Minute); err == nil {
+		t.Fatalf("a second job writing the same output ran:\n%s", tail(o.out.String(), 20))
+	}
+	for _, want := range []string{"output directory " + s.output + " is held by", `job "wc"`, "pid " + strconv.Itoa(r.cmd.Process.Pid)} {
+		if !strings.Contains(o.out.String(), want) {
+			t.Fatalf("the refusal does not say %q:\n%s", want, tail(o.out.String(), 10))
+		}
+	}
+	if err := r.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, tail(r.out.String(), 30))
+	}
+	s.check(t, r.out.String())
+}
+
+// TestTakeoverAfterKill kills a runner with SIGKILL once a checkpoint completed; `run
+// --from latest` takes the job over once the dead runner's lease expired, says whose
+// lease it took, and the output is exact.
+func TestTakeoverAfterKill(t *testing.T) {
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, "")
+	a := s.run(t)
+	waitFor(t, a, "checkpoint complete", time.Minute)
+	plugins := []int{pluginOf(a.cmd.Process.Pid, "hashmap"), pluginOf(a.cmd.Process.Pid, "fsstorage")}
+	a.cmd.Process.Kill()
+	<-a.done
+	waitGone(t, plugins, 5*time.Second)
+	b := s.runWhenFree(t, "--from", "latest")
+	if err := b.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("the runner that took over: %v\n%s", err, tail(b.out.String(), 30))
+	}
+	took := regexp.MustCompile(`took over a lease whose holder stopped renewing it[^\n]*pid ` + strconv.Itoa(a.cmd.Process.Pid))
+	if !took.MatchString(b.out.String()) {
+		t.Fatalf("the new runner does not say it took over pid %d's lease:\n%s", a.cmd.Process.Pid, tail(b.out.String(), 40))
+	}
+	s.check(t, b.out.String())
+}
+
+// TestFrozenRunnerIsFenced freezes a runner with SIGSTOP past its lease timeout while a
+// second one takes the job over from the latest checkpoint, lets the first go on once the
+// second completed a checkpoint, and checks that the first stops, saying it lost the
+// lease, without completing a checkpoint or committing anything more: the output is
+// exact. It runs with checkpoints on the local disk and on S3.
+func TestFrozenRunnerIsFenced(t *testing.T) {
+	for _, storage := range []string{"file", "s3"} {
+		t.Run(storage, func(t *testing.T) {
+			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 3000, "")
+			if storage == "s3" {
+				os.WriteFile(s.config, []byte(s3Config(t, mustRead(t, s.config))), 0o644)
+			}
+			a := s.run(t)
+			waitFor(t, a, "checkpoint complete", time.Minute)
+			if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { a.cmd.Process.Signal(syscall.SIGCONT) })
+			b := s.runWhenFree(t, "--from", "latest")
+			if !strings.Contains(b.out.String(), "took over a lease") {
+				t.Fatalf("the second runner did not take over the frozen one's lease:\n%s", tail(b.out.String(), 30))
+			}
+			waitFor(t, b, "checkpoint complete", time.Minute)
+			frozenAt := len(a.out.String())
+			if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.wait(t, time.Minute); err == nil {
+				t.Fatalf("the runner that lost its lease exited 0:\n%s", tail(a.out.String(), 30))
+			}
+			after := a.out.String()[frozenAt:]
+			if !strings.Contains(after, "lost the lease") || !strings.Contains(after, "stopped without committing anything more") {
+				t.Fatalf("the runner that lost its lease does not say so:\n%s", tail(a.out.String(), 30))
+			}
+			t.Logf("the woken runner: %s", lastLine(after))
+			if strings.Contains(after, "checkpoint complete") {
+				t.Fatalf("the runner that lost its lease completed a checkpoint after it woke up:\n%s", after)
+			}
+			if err := b.wait(t, 2*time.Minute); err != nil {
+				t.Fatalf("the runner that took over: %v\n%s", err, tail(b.out.String(), 30))
+			}
+			s.check(t, b.out.String())
+		})
+	}
+}
+
+// TestStopOfAnotherJobIsRefused runs a job on a pinned control port and sends `stop` with
+// the configuration of another job on the same port: the endpoint refuses it, naming both
+// jobs, and the job goes on to an exact output.
+func TestStopOfAnotherJobIsRefused(t *testing.T) {
+	port := strconv.Itoa(freePort(t))
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, "rest.port: "+port+"\n")
+	other := filepath.Join(s.dir, "other.yaml")
+	cfg := strings.Replace(mustRead(t, s.config), "name: wc", "name: other", 1)
+	cfg = strings.Replace(cfg, filepath.Join(s.dir, "checkpoints"), filepath.Join(s.dir, "other-checkpoints"), 1)
+	cfg = strings.Replace(cfg, s.output, filepath.Join(s.dir, "other-out"), 1)
+	os.WriteFile(other, []byte(cfg), 0o644)
+	r := s.run(t)
+	if !r.owns(t) {
+		t.Fatalf("the runner did not take its job:\n%s", tail(r.out.String(), 20))
+	}
+	out, err := runnerCmd(t, "stop", "--config", other, "--plugin-dir", testbin.PluginDir(t))
+	if err == nil {
+		t.Fatalf("stop with another job's configuration succeeded: %s", out)
+	}
+	if !strings.Contains(err.Error(), `serves job "wc", not job "other"`) {
+		t.Fatalf("stop of another job: %v; want a refusal naming both jobs", err)
+	}
+	if err := r.wait(t, 2*time.Minute); err != nil {
+		t.Fatalf("the job after a refused stop: %v\n%s", err, tail(r.out.String(), 30))
+	}
+	if strings.Contains(r.out.String(), "job cancelled") {
+		t.Fatalf("the job was cancelled:\n%s", tail(r.out.String(), 10))
+	}
+	s.check(t, r.out.String())
+}
+
+// TestTwoJobsSideBySide runs two jobs at once on ephemeral control ports: `savepoint`
+// with each configuration reaches its own job (the savepoint lands in that job's
+// savepoint directory), and both outputs are exact.
+func TestTwoJobsSideBySide(t *testing.T) {
+	var setups []*wordcountSetup
+	var runners []*runner
+	for _, name := range []string{"alpha", "beta"} {
+		s := newWordcount(t, "hashmap", "filesystem", 2<<20, 6000, "")
+		cfg := strings.Replace(mustRead(t, s.config), "name: wc", "name: "+name, 1)
+		cfg += "execution.checkpointing.savepoint-dir: " + filepath.Join(s.dir, "savepoints") + "\n"
+		os.WriteFile(s.config, []byte(cfg), 0o644)
+		setups = append(setups, s)
+		runners = append(runners, s.run(t))
+	}
+	for i, r := range runners {
+		if !r.owns(t) {
+			t.Fatalf("job %d did not start:\n%s", i, tail(r.out.String(), 20))
+		}
+	}
+	for i, s := range setups {
+		out, err := runnerCmd(t, "savepoint", "--config", s.config, "--plugin-dir", testbin.PluginDir(t))
+		if err != nil {
+			t.Fatalf("savepoint of job %d: %v\n%s", i, err, tail(runners[i].out.String(), 20))
+		}
+		ptr := lastLine(out)
+		if !strings.HasPrefix(strings.TrimPrefix(ptr, "file://"), filepath.Join(s.dir, "savepoints")+"/") {
+			t.Fatalf("savepoint of job %d went to %s, not its own savepoint directory", i, ptr)
+		}
+	}
+	for i, r := range runners {
+		if err := r.wait(t, 2*time.Minute); err != nil {
+			t.Fatalf("job %d: %v\n%s", i, err, tail(r.out.String(), 30))
+		}
+		setups[i].check(t, r.out.String())
+	}
+}

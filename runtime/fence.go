@@ -1,0 +1,152 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// fenced returns access behind the job's leases (see fence).
+func (o *ownership) fenced(access sdk.CheckpointStorageAccess) sdk.CheckpointStorageAccess {
+	if o == nil {
+		return access
+	}
+	return fence(access, o.check)
+}
+
+// fence returns access behind check: every call that creates, deletes or disposes of
+// something in the storage calls check first and fails with its error, so a runner that
+// lost its job to another never deletes what the new owner wrote (a checkpoint directory
+// of the same id, shared state it restored). Reads pass through. It keeps the optional
+// interfaces of access the runner uses: SharedStateLister when access has it, and
+// LocalStateLocator (answering "" when access has none, as the interface allows).
+func fence(access sdk.CheckpointStorageAccess, check func() error) sdk.CheckpointStorageAccess {
+	f := fencedAccess{CheckpointStorageAccess: access, check: check}
+	if l, ok := access.(sdk.SharedStateLister); ok {
+		return fencedLister{f, l}
+	}
+	return f
+}
+
+// fencedAccess is a CheckpointStorageAccess whose writes check a fence first.
+type fencedAccess struct {
+	sdk.CheckpointStorageAccess
+	check func() error
+}
+
+var _ sdk.LocalStateLocator = fencedAccess{}
+
+// fence returns the fence's error, naming the call it stopped.
+func (a fencedAccess) fence(call string) error {
+	if err := a.check(); err != nil {
+		return fmt.Errorf("checkpoint storage: %s: %w", call, err)
+	}
+	return nil
+}
+
+// InitializeBaseLocationsForCheckpoint implements sdk.CheckpointStorageAccess behind the
+// fence: it removes leftovers of checkpoints.
+func (a fencedAccess) InitializeBaseLocationsForCheckpoint(ctx context.Context) error {
+	if err := a.fence("initialize base locations"); err != nil {
+		return err
+	}
+	return a.CheckpointStorageAccess.InitializeBaseLocationsForCheckpoint(ctx)
+}
+
+// InitializeLocationForCheckpoint implements sdk.CheckpointStorageAccess behind the fence.
+func (a fencedAccess) InitializeLocationForCheckpoint(ctx context.Context, id int64) (sdk.CheckpointStorageLocation, error) {
+	if err := a.fence(fmt.Sprintf("initialize checkpoint %d", id)); err != nil {
+		return nil, err
+	}
+	loc, err := a.CheckpointStorageAccess.InitializeLocationForCheckpoint(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return fencedLocation{loc, a}, nil
+}
+
+// InitializeLocationForSavepoint implements sdk.CheckpointStorageAccess behind the fence.
+func (a fencedAccess) InitializeLocationForSavepoint(ctx context.Context, id int64, target string) (sdk.CheckpointStorageLocation, error) {
+	if err := a.fence(fmt.Sprintf("initialize savepoint %d", id)); err != nil {
+		return nil, err
+	}
+	loc, err := a.CheckpointStorageAccess.InitializeLocationForSavepoint(ctx, id, target)
+	if err != nil {
+		return nil, err
+	}
+	return fencedLocation{loc, a}, nil
+}
+
+// DiscardState implements sdk.CheckpointStorageAccess behind the fence.
+func (a fencedAccess) DiscardState(ctx context.Context, handles []sdk.StreamStateHandle) error {
+	if err := a.fence(fmt.Sprintf("discard %d state streams", len(handles))); err != nil {
+		return err
+	}
+	return a.CheckpointStorageAccess.DiscardState(ctx, handles)
+}
+
+// DisposeCheckpoint implements sdk.CheckpointStorageAccess behind the fence.
+func (a fencedAccess) DisposeCheckpoint(ctx context.Context, loc sdk.CompletedCheckpointStorageLocation) error {
+	if err := a.fence("dispose of checkpoint " + loc.ExternalPointer); err != nil {
+		return err
+	}
+	return a.CheckpointStorageAccess.DisposeCheckpoint(ctx, loc)
+}
+
+// LocalStatePath implements sdk.LocalStateLocator when the access does, and answers ""
+// (not a local file) when it does not.
+func (a fencedAccess) LocalStatePath(ctx context.Context, h sdk.StreamStateHandle) (string, error) {
+	if l, ok := a.CheckpointStorageAccess.(sdk.LocalStateLocator); ok {
+		return l.LocalStatePath(ctx, h)
+	}
+	return "", nil
+}
+
+// fencedLister is a fencedAccess whose access lists its shared state.
+type fencedLister struct {
+	fencedAccess
+	sdk.SharedStateLister
+}
+
+// fencedLocation is a CheckpointStorageLocation whose disposal and metadata publication
+// check the fence first.
+type fencedLocation struct {
+	sdk.CheckpointStorageLocation
+	a fencedAccess
+}
+
+// DisposeOnFailure implements sdk.CheckpointStorageLocation behind the fence.
+func (l fencedLocation) DisposeOnFailure(ctx context.Context) error {
+	if err := l.a.fence("dispose of failed checkpoint " + l.LocationReference()); err != nil {
+		return err
+	}
+	return l.CheckpointStorageLocation.DisposeOnFailure(ctx)
+}
+
+// CreateMetadataOutputStream implements sdk.CheckpointStorageLocation: the stream checks
+// the fence again right before it finalizes, so that a runner frozen while it wrote the
+// metadata does not publish it once it wakes up without its lease.
+func (l fencedLocation) CreateMetadataOutputStream(ctx context.Context) (sdk.MetadataOutputStream, error) {
+	out, err := l.CheckpointStorageLocation.CreateMetadataOutputStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return fencedMetadata{out, l}, nil
+}
+
+// fencedMetadata is a MetadataOutputStream whose finalization checks the fence first.
+type fencedMetadata struct {
+	sdk.MetadataOutputStream
+	l fencedLocation
+}
+
+// CloseAndFinalize implements sdk.MetadataOutputStream behind the fence; refused, it
+// discards the metadata.
+func (m fencedMetadata) CloseAndFinalize(ctx context.Context) (sdk.CompletedCheckpointStorageLocation, error) {
+	if err := m.l.a.fence("publish checkpoint " + m.l.LocationReference()); err != nil {
+		m.Close()
+		return sdk.CompletedCheckpointStorageLocation{}, err
+	}
+	return m.MetadataOutputStream.CloseAndFinalize(ctx)
+}

@@ -1,0 +1,242 @@
+// Package lease gives a job one owner. A runner holds an exclusive lease on a record (an
+// sdk.LeaseStore: the job's record in its checkpoint storage, or a file in its output
+// directory) and renews it while it runs; a second runner finds the record live and
+// refuses to start, naming the holder; a record whose holder stopped renewing it (killed,
+// frozen, cut off) is taken over once it has expired, by compare-and-swap, so of two
+// contenders exactly one wins.
+//
+// Fencing: a holder commits nothing unless Check says its lease is valid. The lease is
+// valid only while the last successful renewal, measured on the local monotonic clock
+// from the moment that renewal was sent, is younger than the timeout minus a margin
+// (Valid). A holder frozen past its timeout therefore sees its lease lost the moment it
+// wakes, before it talks to the storage; a contender takes over only after the full
+// timeout, by its own wall clock, from the renewal time the holder wrote. Clocks of the
+// two machines may disagree by up to the margin. A lost lease stays lost: Check fails from
+// then on.
+//
+// Every acquisition writes the previous epoch plus one: the epoch is the holder's fencing
+// token, logged and carried by LostError.
+package lease
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Options configure a lease.
+type Options struct {
+	// TTL is the lease timeout: how long a record stays live after its last renewal.
+	TTL time.Duration
+	// Where says where the lease lives, for messages: "checkpoint storage fsstorage
+	// (s3://b/ckpts), job \"wc\"".
+	Where string
+	// Clock is the time source; nil means SystemClock.
+	Clock Clock
+	// Logger receives failed renewals; nil means none.
+	Logger hclog.Logger
+}
+
+// Valid is how long a renewal keeps a lease of timeout ttl valid for its holder: ttl less
+// a fifth, the margin for the clocks of holder and contender to disagree.
+func Valid(ttl time.Duration) time.Duration { return ttl - ttl/5 }
+
+// RenewEvery is how often a lease of timeout ttl is renewed: three renewals fit in one
+// timeout, two of them in its validity.
+func RenewEvery(ttl time.Duration) time.Duration { return ttl / 3 }
+
+// maxRounds bounds the reads and writes Acquire and renew make before giving up.
+const maxRounds = 4
+
+// Lease is a held lease, renewed in the background until Release.
+type Lease struct {
+	opts  Options
+	clock Clock
+	log   hclog.Logger
+
+	mu        sync.Mutex
+	store     sdk.LeaseStore
+	rec       Record
+	version   string
+	renewedAt time.Duration // clock.Elapsed() when the last successful write was sent
+	lost      error
+	lostCh    chan struct{}
+	prev      *Record // the expired record Acquire took over, if any
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// Acquire takes the lease of store for holder (its Since and Instance are filled in):
+// it creates the record, or takes over one that is released or expired, by
+// compare-and-swap. A live record of another holder is refused at once with a
+// *HeldError. The lease is renewed every RenewEvery(opts.TTL) until Release.
+func Acquire(ctx context.Context, store sdk.LeaseStore, holder Holder, opts Options) (*Lease, error) {
+	if opts.TTL <= 0 {
+		return nil, fmt.Errorf("lease of %s: timeout %s: must be positive", opts.Where, opts.TTL)
+	}
+	l := &Lease{opts: opts, clock: opts.Clock, log: opts.Logger, store: store, lostCh: make(chan struct{}), stop: make(chan struct{}), done: make(chan struct{})}
+	if l.clock == nil {
+		l.clock = SystemClock{}
+	}
+	if l.log == nil {
+		l.log = hclog.NewNullLogger()
+	}
+	var id [8]byte
+	rand.Read(id[:])
+	holder.Instance = hex.EncodeToString(id[:])
+	holder.Since = l.clock.Now()
+	for range maxRounds {
+		cur, err := store.ReadLease(ctx)
+		var prev Record
+		switch {
+		case errors.Is(err, sdk.ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("read the lease of %s: %w", opts.Where, err)
+		default:
+			if prev, err = DecodeRecord(cur.Data); err != nil {
+				return nil, fmt.Errorf("the lease of %s does not read back (%w); if no runner holds it, delete the record", opts.Where, err)
+			}
+			if now := l.clock.Now(); prev.Live(now) {
+				return nil, &HeldError{Where: opts.Where, Record: prev, Now: now}
+			}
+		}
+		rec := Record{Holder: holder, Epoch: prev.Epoch + 1, Renewed: l.clock.Now(), TTLMillis: opts.TTL.Milliseconds(), Seq: prev.Seq + 1}
+		sent := l.clock.Elapsed()
+		v, err := store.WriteLease(ctx, rec.encode(), cur.Version)
+		if errors.Is(err, sdk.ErrConflict) {
+			continue // another runner wrote first: read what it wrote
+		}
+		if err != nil {
+			// The write may have happened: only a read tells.
+			if got, rerr := store.ReadLease(ctx); rerr == nil && isOwn(got.Data, rec) {
+				v, err = got.Version, nil
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("write the lease of %s: %w", opts.Where, err)
+		}
+		l.rec, l.version, l.renewedAt = rec, v, sent
+		if cur.Version != "" && !prev.Released {
+			l.prev = &prev
+		}
+		go l.renewLoop()
+		return l, nil
+	}
+	return nil, fmt.Errorf("the lease of %s changed %d times while it was being acquired: other runners are starting; try again", opts.Where, maxRounds)
+}
+
+// isOwn reports whether data is a record written by rec's holder in rec's epoch.
+func isOwn(data []byte, rec Record) bool {
+	r, err := DecodeRecord(data)
+	return err == nil && r.Instance == rec.Instance && r.Epoch == rec.Epoch && !r.Released
+}
+
+// Record returns the record the lease last wrote: its holder and epoch.
+func (l *Lease) Record() Record {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rec
+}
+
+// TookOver returns the record of the holder whose expired lease Acquire took over; false
+// when the lease was new or released.
+func (l *Lease) TookOver() (Record, bool) {
+	if l.prev == nil {
+		return Record{}, false
+	}
+	return *l.prev, true
+}
+
+// Where says where the lease lives.
+func (l *Lease) Where() string { return l.opts.Where }
+
+// SetStore makes the lease renew through store from now on: the same record, reached
+// through a new access after the storage plugin restarted.
+func (l *Lease) SetStore(store sdk.LeaseStore) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.store = store
+}
+
+// Check returns nil while the lease is valid, and an error wrapping ErrLost (a
+// *LostError) once it is not: its last renewal is older than Valid(TTL), or a renewal
+// found another holder's record. Call it right before every commit.
+func (l *Lease) Check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost == nil {
+		if age, valid := l.clock.Elapsed()-l.renewedAt, Valid(l.opts.TTL); age >= valid {
+			l.loseLocked(&LostError{Where: l.opts.Where, Epoch: l.rec.Epoch, Unrenewed: age, Valid: valid})
+		}
+	}
+	return l.lost
+}
+
+// Cause returns Check's error, and for a lease that lapsed without a renewal reads the
+// record once to name the runner that holds it now, if another does.
+func (l *Lease) Cause(ctx context.Context) error {
+	err := l.Check()
+	var lost *LostError
+	if !errors.As(err, &lost) || lost.By != nil {
+		return err
+	}
+	l.mu.Lock()
+	store, instance := l.store, l.rec.Instance
+	l.mu.Unlock()
+	cur, rerr := store.ReadLease(ctx)
+	if rerr != nil {
+		return err
+	}
+	by, derr := DecodeRecord(cur.Data)
+	if derr != nil || by.Instance == instance {
+		return err
+	}
+	named := *lost
+	named.By = &by
+	return &named
+}
+
+// Lost is closed once the lease is lost.
+func (l *Lease) Lost() <-chan struct{} { return l.lostCh }
+
+func (l *Lease) loseLocked(err error) {
+	if l.lost == nil {
+		l.lost = err
+		close(l.lostCh)
+	}
+}
+
+// Release stops the renewals and, when the lease is still valid, marks the record
+// released so that the next runner need not wait for it to expire. A lost lease is left
+// alone. It returns the error of that last write.
+func (l *Lease) Release(ctx context.Context) error {
+	select {
+	case <-l.stop:
+	default:
+		close(l.stop)
+	}
+	<-l.done
+	if l.Check() != nil {
+		return nil
+	}
+	l.mu.Lock()
+	rec, version, store := l.rec, l.version, l.store
+	l.mu.Unlock()
+	rec.Released, rec.Renewed, rec.Seq = true, l.clock.Now(), rec.Seq+1
+	if _, err := store.WriteLease(ctx, rec.encode(), version); err != nil {
+		return fmt.Errorf("release the lease of %s: %w", l.opts.Where, err)
+	}
+	l.mu.Lock()
+	l.loseLocked(fmt.Errorf("the lease of %s was released: %w", l.opts.Where, ErrLost))
+	l.mu.Unlock()
+	return nil
+}

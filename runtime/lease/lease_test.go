@@ -1,0 +1,345 @@
+package lease
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+const ttl = 30 * time.Second
+
+func holder(job string, pid int) Holder {
+	return Holder{Job: job, Host: "host-a", PID: pid, Control: "127.0.0.1:4100"}
+}
+
+func acquire(t *testing.T, s *memStore, c *fakeClock, pid int) *Lease {
+	t.Helper()
+	l, err := Acquire(context.Background(), s, holder("wc", pid), Options{TTL: ttl, Where: "the test store", Clock: c})
+	if err != nil {
+		t.Fatalf("Acquire by pid %d: %v", pid, err)
+	}
+	t.Cleanup(func() { l.Release(context.Background()) })
+	return l
+}
+
+// waitWrite waits for the store's next successful write.
+func waitWrite(t *testing.T, s *memStore) {
+	t.Helper()
+	select {
+	case <-s.writes:
+	case <-time.After(time.Minute):
+		t.Fatal("no write to the lease store")
+	}
+}
+
+// waitArmed waits until the renewal loop has set its timer.
+func waitArmed(t *testing.T, c *fakeClock) {
+	t.Helper()
+	select {
+	case <-c.armed:
+	case <-time.After(time.Minute):
+		t.Fatal("the renewal loop set no timer")
+	}
+}
+
+func TestAcquireCreatesTheRecord(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	r := s.record()
+	if r.Epoch != 1 || r.PID != 11 || r.Host != "host-a" || r.Control != "127.0.0.1:4100" || r.Job != "wc" || r.Released {
+		t.Fatalf("record = %+v; want epoch 1 of pid 11 on host-a with its control address", r)
+	}
+	if !r.Since.Equal(c.Now()) || !r.Renewed.Equal(c.Now()) || r.TTL() != ttl || r.Instance == "" {
+		t.Fatalf("record = %+v; want since and renewed now, ttl %s and an instance", r, ttl)
+	}
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check of a fresh lease: %v", err)
+	}
+	if l.Record() != r {
+		t.Fatalf("Record() = %+v; the store holds %+v", l.Record(), r)
+	}
+}
+
+func TestLiveLeaseIsRefused(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	acquire(t, s, c, 11)
+	waitWrite(t, s)
+	c.Advance(ttl - time.Second) // no renewal yet, still live
+	before := s.record()
+	_, err := Acquire(context.Background(), s, holder("wc", 22), Options{TTL: ttl, Where: "checkpoint storage x, job \"wc\"", Clock: c})
+	var held *HeldError
+	if !errors.As(err, &held) {
+		t.Fatalf("second Acquire = %v; want a *HeldError", err)
+	}
+	for _, want := range []string{`checkpoint storage x, job "wc"`, "pid 11", "host-a", "127.0.0.1:4100", before.Since.Format(time.RFC3339), "expires in 1s"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("refusal %q does not say %q", err, want)
+		}
+	}
+	if s.record() != before {
+		t.Fatalf("a refused Acquire changed the record: %+v -> %+v", before, s.record())
+	}
+}
+
+func TestExpiredLeaseIsTakenOver(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	a := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	waitArmed(t, c)
+	c.Freeze() // the holder stops renewing: killed, or frozen
+	c.Advance(ttl)
+	b := acquire(t, s, c, 22)
+	waitWrite(t, s)
+	if r := s.record(); r.PID != 22 || r.Epoch != 2 {
+		t.Fatalf("after the takeover the record is %+v; want pid 22 at epoch 2", r)
+	}
+	if err := b.Check(); err != nil {
+		t.Fatalf("new holder's Check: %v", err)
+	}
+	if err := a.Check(); !errors.Is(err, ErrLost) {
+		t.Fatalf("old holder's Check after its lease expired = %v; want ErrLost", err)
+	}
+	if err := a.Cause(context.Background()); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "now held by") || !strings.Contains(err.Error(), "pid 22") {
+		t.Fatalf("old holder's Cause = %v; want ErrLost naming pid 22", err)
+	}
+	if prev, ok := b.TookOver(); !ok || prev.PID != 11 {
+		t.Fatalf("new holder's TookOver = %+v, %v; want pid 11's record", prev, ok)
+	}
+}
+
+func TestRenewalKeepsTheLease(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	for i := 1; i <= 9; i++ { // three timeouts
+		waitArmed(t, c)
+		c.Advance(RenewEvery(ttl))
+		waitWrite(t, s)
+		r := s.record()
+		if r.Seq != int64(i+1) || !r.Renewed.Equal(c.Now()) || r.Epoch != 1 {
+			t.Fatalf("renewal %d wrote %+v; want seq %d renewed now at epoch 1", i, r, i+1)
+		}
+		if err := l.Check(); err != nil {
+			t.Fatalf("Check after renewal %d: %v", i, err)
+		}
+	}
+	if _, err := Acquire(context.Background(), s, holder("wc", 22), Options{TTL: ttl, Where: "w", Clock: c}); !errors.As(err, new(*HeldError)) {
+		t.Fatalf("Acquire of a renewed lease = %v; want a *HeldError", err)
+	}
+}
+
+// TestFrozenHolderIsFenced: a holder whose process stopped for longer than the lease's
+// validity sees the lease lost the moment it checks, before it talks to the storage.
+func TestFrozenHolderIsFenced(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	waitArmed(t, c)
+	c.Freeze()
+	calls := s.callCount()
+	c.Advance(Valid(ttl) - time.Millisecond)
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check just inside the validity: %v", err)
+	}
+	c.Advance(time.Millisecond)
+	err := l.Check()
+	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "not renewed for") {
+		t.Fatalf("Check after a freeze of the validity = %v; want ErrLost, not renewed", err)
+	}
+	if n := s.callCount(); n != calls {
+		t.Fatalf("Check reached the store (%d calls, %d before)", n, calls)
+	}
+	select {
+	case <-l.Lost():
+	default:
+		t.Fatal("Lost() is not closed")
+	}
+	c.Thaw() // the loop wakes up: it must not renew a lost lease
+	c.Advance(ttl)
+	<-l.done
+	if err := l.Check(); !errors.Is(err, ErrLost) {
+		t.Fatalf("Check after waking = %v; a lost lease stays lost", err)
+	}
+	if n := s.callCount(); n != calls {
+		t.Fatalf("the woken loop renewed a lost lease (%d calls, %d before)", n, calls)
+	}
+}
+
+// TestConflictLosesTheLease: a renewal that finds another holder's record loses the lease,
+// naming the new holder.
+func TestConflictLosesTheLease(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	waitArmed(t, c)
+	// Another runner whose clock runs ahead took over.
+	cur, _ := s.ReadLease(context.Background())
+	other := Record{Holder: Holder{Job: "wc", Host: "host-b", PID: 22, Instance: "b", Control: "10.0.0.2:4200"}, Epoch: 2, Renewed: c.Now(), TTLMillis: ttl.Milliseconds(), Seq: 5}
+	if _, err := s.WriteLease(context.Background(), other.encode(), cur.Version); err != nil {
+		t.Fatal(err)
+	}
+	waitWrite(t, s)
+	c.Advance(RenewEvery(ttl))
+	select {
+	case <-l.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("the lease was not lost after a conflicting renewal")
+	}
+	err := l.Check()
+	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "pid 22 on host-b") || !strings.Contains(err.Error(), "10.0.0.2:4200") {
+		t.Fatalf("Check = %v; want ErrLost naming pid 22 on host-b and its control endpoint", err)
+	}
+	if r := s.record(); r.PID != 22 {
+		t.Fatalf("the losing renewal overwrote the record: %+v", r)
+	}
+}
+
+// TestConcurrentTakeover races two contenders for an expired lease, many times: exactly
+// one wins each time and the other is refused, naming the winner.
+func TestConcurrentTakeover(t *testing.T) {
+	for round := range 50 {
+		s, c := newMemStore(), newFakeClock()
+		stale := Record{Holder: Holder{Job: "wc", Host: "gone", PID: 1, Instance: "dead"}, Epoch: 7, Renewed: c.Now().Add(-ttl), TTLMillis: ttl.Milliseconds(), Seq: 40}
+		if _, err := s.WriteLease(context.Background(), stale.encode(), ""); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		leases, errs := make([]*Lease, 2), make([]error, 2)
+		start := make(chan struct{})
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				leases[i], errs[i] = Acquire(context.Background(), s, holder("wc", 100+i), Options{TTL: ttl, Where: "w", Clock: c})
+			}()
+		}
+		close(start)
+		wg.Wait()
+		won := -1
+		for i := range 2 {
+			if errs[i] == nil {
+				if won >= 0 {
+					t.Fatalf("round %d: both contenders acquired the lease", round)
+				}
+				won = i
+				t.Cleanup(func() { leases[i].Release(context.Background()) })
+			}
+		}
+		if won < 0 {
+			t.Fatalf("round %d: neither contender acquired the lease: %v; %v", round, errs[0], errs[1])
+		}
+		var held *HeldError
+		if loser := errs[1-won]; !errors.As(loser, &held) || held.Record.PID != 100+won {
+			t.Fatalf("round %d: the loser got %v; want a *HeldError naming pid %d", round, loser, 100+won)
+		}
+		if r := s.record(); r.Epoch != 8 || r.PID != 100+won {
+			t.Fatalf("round %d: record %+v; want the winner at epoch 8", round, r)
+		}
+	}
+}
+
+// TestReleaseFreesTheLease: a released lease is taken at once, with the next epoch, and
+// the releasing holder's Check fails from then on.
+func TestReleaseFreesTheLease(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	if err := l.Release(context.Background()); err != nil {
+		t.Fatalf("Release: %v", err)
+	}
+	waitWrite(t, s)
+	if r := s.record(); !r.Released || r.Epoch != 1 {
+		t.Fatalf("after Release the record is %+v; want released at epoch 1", r)
+	}
+	if err := l.Check(); !errors.Is(err, ErrLost) {
+		t.Fatalf("Check after Release = %v; want ErrLost", err)
+	}
+	b := acquire(t, s, c, 22)
+	if r := b.Record(); r.Epoch != 2 || r.PID != 22 {
+		t.Fatalf("next holder's record %+v; want pid 22 at epoch 2", r)
+	}
+}
+
+// TestLostAnswers: writes that went through but whose answers were lost (a storage plugin
+// that died, a timeout) neither fail the acquisition nor lose the lease.
+func TestLostAnswers(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	s.lostAnswers = 1
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	s.mu.Lock()
+	s.lostAnswers = 1
+	s.mu.Unlock()
+	waitArmed(t, c)
+	c.Advance(RenewEvery(ttl)) // applied, answered with an error
+	waitWrite(t, s)
+	waitArmed(t, c)
+	c.Advance(ttl / 10) // retried at a stale version: conflicts with its own record
+	waitWrite(t, s)
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check after a renewal whose answer was lost: %v", err)
+	}
+	if r := s.record(); r.PID != 11 || r.Seq != 3 {
+		t.Fatalf("record %+v; want pid 11's third write", r)
+	}
+}
+
+// TestFailingRenewals: renewals that fail keep being retried; the lease stays valid until
+// its validity runs out, then it is lost.
+func TestFailingRenewals(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	s.mu.Lock()
+	s.failWrites = 1 << 30
+	s.mu.Unlock()
+	waitArmed(t, c)
+	c.Advance(RenewEvery(ttl)) // the first renewal fails
+	for elapsed := RenewEvery(ttl); elapsed < Valid(ttl); elapsed += ttl / 10 {
+		waitArmed(t, c) // a retry
+		if err := l.Check(); err != nil {
+			t.Fatalf("Check %s after the last renewal, inside the validity: %v", elapsed, err)
+		}
+		c.Advance(ttl / 10)
+	}
+	select {
+	case <-l.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("the lease outlived its validity without a renewal")
+	}
+	if err := l.Check(); err == nil || !strings.Contains(err.Error(), "not renewed for") {
+		t.Fatalf("Check = %v; want not renewed", err)
+	}
+}
+
+// TestSetStore: after SetStore the renewals go through the new store, as they must through
+// a new access once the storage plugin restarted and the old access died with it.
+func TestSetStore(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	old := &dyingStore{memStore: s}
+	l, err := Acquire(context.Background(), old, holder("wc", 11), Options{TTL: ttl, Where: "w", Clock: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release(context.Background())
+	waitWrite(t, s)
+	old.dead.Store(true)
+	l.SetStore(s)
+	waitArmed(t, c)
+	c.Advance(RenewEvery(ttl))
+	waitWrite(t, s)
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check after renewing through the new store: %v", err)
+	}
+}
+
+func TestAcquireRefusesABadTimeout(t *testing.T) {
+	if _, err := Acquire(context.Background(), newMemStore(), holder("wc", 1), Options{TTL: 0, Where: "w"}); err == nil {
+		t.Fatal("Acquire with a zero timeout succeeded")
+	}
+}

@@ -1,0 +1,95 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowstate/flowstate/internal/wordcheck"
+	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/jobs"
+	"github.com/flowstate/flowstate/runtime/lease"
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/filelease"
+)
+
+// TestLostLeaseStopsTheRun lets another holder take the job's lease in its checkpoint
+// storage while the job runs (as a runner whose clock runs ahead would): the run stops
+// with an error wrapping lease.ErrLost that names the new holder, releases its lease on
+// the output directory, and leaves the new holder's record alone.
+func TestLostLeaseStopsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	input, output := filepath.Join(dir, "in.txt"), filepath.Join(dir, "out")
+	if err := wordcheck.WriteText(input, 1<<20, 2000, 3); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "config.yaml")
+	os.WriteFile(file, []byte("state.backend.type: hashmap\nexecution.checkpointing.storage: filesystem\n"+
+		"execution.checkpointing.dir: "+filepath.Join(dir, "checkpoints")+"\nexecution.checkpointing.interval: 100ms\n"+
+		"job.lease.timeout: 10s\n"), 0o644)
+	env, err := runtime.NewEnvironment(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.UseInProcess(builtins())
+	job, err := jobs.WordCount(jobs.Spec{Name: "wc", Parallelism: 1, MaxParallelism: 128, BatchSize: 256, Input: input, Output: output, Rate: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- env.Execute(context.Background(), job, "") }()
+
+	storage := filelease.New(filepath.Join(dir, "checkpoints", "wc", "_lease"))
+	var cur sdk.LeaseRecord
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if cur, err = storage.ReadLease(context.Background()); err == nil {
+			break
+		}
+		if time.Now().After(deadline) || len(done) > 0 {
+			t.Fatalf("the run took no lease in its checkpoint storage: %v", err)
+		}
+	}
+	held, err := lease.DecodeRecord(cur.Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	thief := lease.Record{Holder: lease.Holder{Job: "wc", Host: "elsewhere", PID: 4242, Instance: "thief", Since: time.Now()},
+		Epoch: held.Epoch + 1, Renewed: time.Now().Add(time.Hour), TTLMillis: 10000, Seq: held.Seq + 100}
+	data, err := json.Marshal(thief)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := storage.WriteLease(context.Background(), data, cur.Version)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, sdk.ErrConflict) {
+			t.Fatal(err)
+		}
+		cur, _ = storage.ReadLease(context.Background()) // a renewal came first
+	}
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run went on after its lease was taken")
+	}
+	if !errors.Is(err, lease.ErrLost) || !strings.Contains(err.Error(), "pid 4242 on elsewhere") {
+		t.Fatalf("Execute after the lease was taken = %v; want lease.ErrLost naming pid 4242 on elsewhere", err)
+	}
+	if r, _ := storage.ReadLease(context.Background()); string(r.Data) != string(data) {
+		t.Fatalf("the run overwrote the new holder's record: %s", r.Data)
+	}
+	out, err := filelease.New(filepath.Join(output, runtime.OutputLeaseFile)).ReadLease(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := lease.DecodeRecord(out.Data); err != nil || !r.Released {
+		t.Fatalf("the output directory's lease after the run: %+v, %v; want it released", r, err)
+	}
+}
