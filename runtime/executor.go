@@ -216,10 +216,10 @@ func watchPlugins(ctx context.Context, cancel context.CancelCauseFunc, pl *plugi
 	return func() { close(done) }
 }
 
-// open starts and configures the backend and storage plugins, restarting any whose
-// process died since an earlier call. A plugin that cannot be what the configuration asks
-// (no such plugin, a binary that fails its checks, not a plugin, the wrong kind, options it
-// refuses) is a permanent error; one that died on the way is not: starting it again may work.
+// open starts the backend and storage plugins (recovery configures them), restarting any
+// whose process died since an earlier call. A plugin that cannot be what the configuration
+// asks (no such plugin, a binary that fails its checks, not a plugin, the wrong kind) is a
+// permanent error; one that died on the way is not: starting it again may work.
 func (x *Executor) open(ctx context.Context) (*plugins, error) {
 	cfg := x.Config
 	backend, err := x.openPlugin(ctx, cfg.StateBackend)
@@ -238,9 +238,6 @@ func (x *Executor) open(ctx context.Context) (*plugins, error) {
 	if _, ok := pl.storage.CheckpointStorage(); !ok {
 		return nil, dataflow.Permanent(fmt.Errorf("execution.checkpointing.storage: plugin %q is not a checkpoint storage (it serves %v)", cfg.CheckpointStorage, pl.storage.Info().Kinds))
 	}
-	if err := x.configure(ctx, pl); err != nil {
-		return nil, err
-	}
 	return pl, nil
 }
 
@@ -258,10 +255,12 @@ func (x *Executor) openPlugin(ctx context.Context, name string) (*pluginhost.Ins
 	return in, err
 }
 
-// configure passes each plugin its options; a plugin serving both roles gets both sets.
-func (x *Executor) configure(ctx context.Context, pl *plugins) error {
+// options returns the options of plugin in of pl: a plugin serving both roles gets both
+// sets.
+func (x *Executor) options(pl *plugins, in *pluginhost.Instance) sdk.Options {
 	cfg := x.Config
-	if pl.backend == pl.storage {
+	switch {
+	case pl.backend == pl.storage:
 		opts := sdk.Options{}
 		for k, v := range cfg.StorageOptions {
 			opts[k] = v
@@ -269,12 +268,11 @@ func (x *Executor) configure(ctx context.Context, pl *plugins) error {
 		for k, v := range cfg.BackendOptions {
 			opts[k] = v
 		}
-		return x.configureOne(ctx, pl.backend, opts)
+		return opts
+	case in == pl.backend:
+		return cfg.BackendOptions
 	}
-	if err := x.configureOne(ctx, pl.backend, cfg.BackendOptions); err != nil {
-		return err
-	}
-	return x.configureOne(ctx, pl.storage, cfg.StorageOptions)
+	return cfg.StorageOptions
 }
 
 func (x *Executor) configureOne(ctx context.Context, in *pluginhost.Instance, opts sdk.Options) error {

@@ -188,11 +188,15 @@ func (o *ownership) done(err error) error {
 		if l == nil {
 			continue
 		}
-		if lerr := l.Check(); lerr != nil {
+		select {
+		case <-l.Lost():
 			lost = cmp.Or(lost, l.Cause(ctx))
 			continue
+		default:
 		}
-		if rerr := l.Release(ctx); rerr != nil {
+		if rerr := l.Release(ctx); errors.Is(rerr, lease.ErrLost) {
+			lost = cmp.Or(lost, rerr)
+		} else if rerr != nil {
 			o.log.Warn("releasing a lease; the next runner waits for it to expire", "lease", l.Where(), "error", rerr)
 		}
 	}

@@ -31,6 +31,12 @@ type recovery struct {
 	floor int64
 	// allowNonRestored lets a restore drop the state of operators the job no longer has.
 	allowNonRestored bool
+	// configured is the generation (pluginhost.Instance.Generation) in which each plugin
+	// last took its options, and accessGen the storage plugin's generation the store's
+	// access belongs to: a plugin restarted since must be configured again, and an access
+	// of a dead process replaced, whichever call restarted it.
+	configured map[*pluginhost.Instance]int
+	accessGen  int
 }
 
 // callTimeout bounds each call recovery makes into a plugin (listing, resolving, reading
@@ -56,14 +62,11 @@ func (r *recovery) call(ctx context.Context, f func(ctx context.Context) error) 
 // the job's earlier checkpoints) with the store, checks it against the job and rewinds the
 // output to it. A failed start may be tried again.
 func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata, error) {
-	var access sdk.CheckpointStorageAccess
-	if err := r.call(ctx, func(ctx context.Context) (err error) {
-		access, err = r.x.access(ctx, r.pl.storage, r.job.Name)
-		return err
-	}); err != nil {
+	r.store = nil // a new store for every start: nothing is retained yet
+	if err := r.ensure(ctx); err != nil {
 		return nil, err
 	}
-	r.store = checkpoint.NewStore(access, r.x.Config.Checkpointing.NumRetained)
+	access := r.store.Access()
 	r.floor = 0
 	var existing []sdk.CompletedCheckpointStorageLocation
 	err := r.call(ctx, func(ctx context.Context) (err error) {
@@ -120,14 +123,8 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 // next attempt restores (nil: start over). An error that restarting cannot fix is
 // dataflow.Permanent; any other error is one more failure for the restart strategy.
 func (r *recovery) afterFailure(ctx context.Context) (*checkpoint.Metadata, error) {
-	restarted, err := r.restartPlugins(ctx)
-	if err != nil {
+	if err := r.ensure(ctx); err != nil {
 		return nil, err
-	}
-	if restarted[r.pl.storage] {
-		if err := r.reopenStorage(ctx); err != nil {
-			return nil, err
-		}
 	}
 	r.disposeUnconfirmed(ctx)
 	latest := r.store.Latest()
@@ -231,32 +228,45 @@ func (r *recovery) earlier(ctx context.Context, list []sdk.CompletedCheckpointSt
 	return out
 }
 
-// restartPlugins restarts and reconfigures the plugins whose processes are gone. A plugin
-// that fails to start, handshake or take its options is an ordinary failure: the restart
-// strategy decides whether to try again.
-func (r *recovery) restartPlugins(ctx context.Context) (map[*pluginhost.Instance]bool, error) {
-	restarted := map[*pluginhost.Instance]bool{}
-	for _, in := range []*pluginhost.Instance{r.pl.backend, r.pl.storage} {
-		if in.Alive() || restarted[in] {
-			continue
-		}
-		r.log.Warn("restarting plugin", "plugin", in.Name())
-		if err := in.Restart(ctx); err != nil {
-			return nil, fmt.Errorf("restart plugin %s: %w", in.Name(), err)
-		}
-		restarted[in] = true
+// ensure brings the plugins back to where an attempt can use them: it restarts those
+// whose process died, configures those started since they last took their options, and
+// gives the store an access of the storage plugin's current process. A plugin that fails
+// to start, handshake or take its options is an ordinary failure: the restart strategy
+// decides whether to try again, and the next call picks up where this one stopped.
+func (r *recovery) ensure(ctx context.Context) error {
+	if r.configured == nil {
+		r.configured = map[*pluginhost.Instance]int{}
 	}
-	if len(restarted) > 0 {
-		if err := r.call(ctx, func(ctx context.Context) error { return r.x.configure(ctx, r.pl) }); err != nil {
-			return nil, err
+	plugins := []*pluginhost.Instance{r.pl.backend}
+	if r.pl.storage != r.pl.backend {
+		plugins = append(plugins, r.pl.storage)
+	}
+	for _, in := range plugins {
+		if !in.Alive() {
+			r.log.Warn("restarting plugin", "plugin", in.Name())
+			if err := in.Restart(ctx); err != nil {
+				return fmt.Errorf("restart plugin %s: %w", in.Name(), err)
+			}
+		}
+		if gen := in.Generation(); r.configured[in] != gen {
+			if err := r.call(ctx, func(ctx context.Context) error { return r.x.configureOne(ctx, in, r.x.options(r.pl, in)) }); err != nil {
+				return err
+			}
+			r.configured[in] = gen
 		}
 	}
-	return restarted, nil
+	if gen := r.pl.storage.Generation(); r.store == nil || r.accessGen != gen {
+		if err := r.reopenStorage(ctx); err != nil {
+			return err
+		}
+		r.accessGen = gen
+	}
+	return nil
 }
 
-// reopenStorage gives the store a new access after the storage plugin restarted, and
-// checks that the latest checkpoint survived the restart (jmstorage without a directory
-// keeps checkpoints in its process memory).
+// reopenStorage gives the store a new access (a new store on the first call) after the
+// storage plugin started, and checks that the latest retained checkpoint survived a
+// restart (jmstorage without a directory keeps checkpoints in its process memory).
 func (r *recovery) reopenStorage(ctx context.Context) error {
 	var access sdk.CheckpointStorageAccess
 	if err := r.call(ctx, func(ctx context.Context) (err error) {
@@ -264,6 +274,10 @@ func (r *recovery) reopenStorage(ctx context.Context) error {
 		return err
 	}); err != nil {
 		return err
+	}
+	if r.store == nil {
+		r.store = checkpoint.NewStore(access, r.x.Config.Checkpointing.NumRetained)
+		return nil
 	}
 	r.store.SetAccess(access)
 	latest := r.store.Latest()

@@ -8,11 +8,16 @@
 // Fencing: a holder commits nothing unless Check says its lease is valid. The lease is
 // valid only while the last successful renewal, measured on the local monotonic clock
 // from the moment that renewal was sent, is younger than the timeout minus a margin
-// (Valid). A holder frozen past its timeout therefore sees its lease lost the moment it
-// wakes, before it talks to the storage; a contender takes over only after the full
-// timeout, by its own wall clock, from the renewal time the holder wrote. Clocks of the
-// two machines may disagree by up to the margin. A lost lease stays lost: Check fails from
-// then on.
+// (Valid). A holder frozen past its timeout, or cut off from the store (a storage plugin
+// that stopped answering), therefore sees its lease lapse the moment it wakes, before it
+// talks to the storage; a contender takes over only after the full timeout, by its own
+// wall clock, from the renewal time the holder wrote. Clocks of the two machines may
+// disagree by up to the margin.
+//
+// A lapsed lease is not yet lost: renewals go on, and one that finds the record still at
+// the version the holder last wrote makes the lease valid again, since nobody can have
+// taken it over without changing the record. A renewal that finds another holder's record
+// loses the lease for good: Check fails from then on and Lost is closed.
 //
 // Every acquisition writes the previous epoch plus one: the epoch is the holder's fencing
 // token, logged and carried by LostError.
@@ -168,17 +173,29 @@ func (l *Lease) SetStore(store sdk.LeaseStore) {
 }
 
 // Check returns nil while the lease is valid, and an error wrapping ErrLost (a
-// *LostError) once it is not: its last renewal is older than Valid(TTL), or a renewal
-// found another holder's record. Call it right before every commit.
+// *LostError) when it is not: its last renewal is older than Valid(TTL) (it lapsed, and a
+// later renewal may make it valid again), or a renewal found another holder's record (it
+// is lost). Call it right before every commit.
 func (l *Lease) Check() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.lost == nil {
-		if age, valid := l.clock.Elapsed()-l.renewedAt, Valid(l.opts.TTL); age >= valid {
-			l.loseLocked(&LostError{Where: l.opts.Where, Epoch: l.rec.Epoch, Unrenewed: age, Valid: valid})
-		}
+	if l.lost != nil {
+		return l.lost
 	}
-	return l.lost
+	if age, valid := l.clock.Elapsed()-l.renewedAt, Valid(l.opts.TTL); age >= valid {
+		return &LostError{Where: l.opts.Where, Epoch: l.rec.Epoch, Unrenewed: age, Valid: valid}
+	}
+	return nil
+}
+
+// isLost reports whether the lease is lost for good (not merely lapsed).
+func (l *Lease) isLost() bool {
+	select {
+	case <-l.lostCh:
+		return true
+	default:
+		return false
+	}
 }
 
 // Cause returns Check's error, and for a lease that lapsed without a renewal reads the
@@ -205,7 +222,8 @@ func (l *Lease) Cause(ctx context.Context) error {
 	return &named
 }
 
-// Lost is closed once the lease is lost.
+// Lost is closed once the lease is lost for good: another holder's record replaced it,
+// or it was released. A lapse does not close it.
 func (l *Lease) Lost() <-chan struct{} { return l.lostCh }
 
 func (l *Lease) loseLocked(err error) {
@@ -215,9 +233,10 @@ func (l *Lease) loseLocked(err error) {
 	}
 }
 
-// Release stops the renewals and, when the lease is still valid, marks the record
-// released so that the next runner need not wait for it to expire. A lost lease is left
-// alone. It returns the error of that last write.
+// Release stops the renewals and, unless the lease is lost, marks the record released
+// (by compare-and-swap at the version last written, so a lapsed lease someone took over
+// is left alone) so that the next runner need not wait for it to expire. It returns the
+// error of that last write.
 func (l *Lease) Release(ctx context.Context) error {
 	select {
 	case <-l.stop:
@@ -225,7 +244,7 @@ func (l *Lease) Release(ctx context.Context) error {
 		close(l.stop)
 	}
 	<-l.done
-	if l.Check() != nil {
+	if l.isLost() {
 		return nil
 	}
 	l.mu.Lock()
@@ -233,6 +252,12 @@ func (l *Lease) Release(ctx context.Context) error {
 	l.mu.Unlock()
 	rec.Released, rec.Renewed, rec.Seq = true, l.clock.Now(), rec.Seq+1
 	if _, err := store.WriteLease(ctx, rec.encode(), version); err != nil {
+		if errors.Is(err, sdk.ErrConflict) { // it lapsed, and another runner took it over
+			l.mu.Lock()
+			l.loseLocked(&LostError{Where: l.opts.Where, Epoch: rec.Epoch})
+			l.mu.Unlock()
+			return l.Cause(ctx)
+		}
 		return fmt.Errorf("release the lease of %s: %w", l.opts.Where, err)
 	}
 	l.mu.Lock()

@@ -68,7 +68,8 @@ func TestLiveLeaseIsRefused(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	acquire(t, s, c, 11)
 	waitWrite(t, s)
-	c.Advance(ttl - time.Second) // no renewal yet, still live
+	c.Freeze()                   // the holder renews nothing meanwhile
+	c.Advance(ttl - time.Second) // still live
 	before := s.record()
 	_, err := Acquire(context.Background(), s, holder("wc", 22), Options{TTL: ttl, Where: "checkpoint storage x, job \"wc\"", Clock: c})
 	var held *HeldError
@@ -133,7 +134,9 @@ func TestRenewalKeepsTheLease(t *testing.T) {
 }
 
 // TestFrozenHolderIsFenced: a holder whose process stopped for longer than the lease's
-// validity sees the lease lost the moment it checks, before it talks to the storage.
+// validity sees the lease lapse the moment it checks, before it talks to the storage. When
+// it wakes and nobody took the lease over, its next renewal finds the record at the version
+// it last wrote and makes the lease valid again.
 func TestFrozenHolderIsFenced(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
@@ -155,17 +158,51 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 	}
 	select {
 	case <-l.Lost():
+		t.Fatal("Lost() closed by a lapse: nobody took the lease over")
 	default:
-		t.Fatal("Lost() is not closed")
 	}
-	c.Thaw() // the loop wakes up: it must not renew a lost lease
-	c.Advance(ttl)
-	<-l.done
+	c.Thaw() // the loop wakes up and renews at the version it last wrote
+	waitWrite(t, s)
+	waitArmed(t, c) // the renewal is booked: the loop set its next timer
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check after the renewal that followed the freeze: %v", err)
+	}
+	if r := s.record(); r.PID != 11 || r.Epoch != 1 {
+		t.Fatalf("record %+v; want pid 11's, epoch 1", r)
+	}
+}
+
+// TestFrozenHolderTakenOver: while the holder was frozen past its lease, another runner
+// took the lease over. Woken, the holder's lease stays lapsed until its renewal finds the
+// other record; then it is lost for good, naming the new holder, and the holder never
+// overwrites the record.
+func TestFrozenHolderTakenOver(t *testing.T) {
+	s, c := newMemStore(), newFakeClock()
+	l := acquire(t, s, c, 11)
+	waitWrite(t, s)
+	waitArmed(t, c)
+	c.Freeze()
+	c.Advance(ttl + time.Millisecond)
 	if err := l.Check(); !errors.Is(err, ErrLost) {
-		t.Fatalf("Check after waking = %v; a lost lease stays lost", err)
+		t.Fatalf("Check of a frozen holder past its timeout = %v; want ErrLost", err)
 	}
-	if n := s.callCount(); n != calls {
-		t.Fatalf("the woken loop renewed a lost lease (%d calls, %d before)", n, calls)
+	other, err := Acquire(context.Background(), s, holder("wc", 22), Options{TTL: ttl, Where: "w", Clock: c})
+	if err != nil {
+		t.Fatalf("a contender could not take over the expired lease: %v", err)
+	}
+	defer other.Release(context.Background())
+	waitWrite(t, s)
+	c.Thaw()
+	select {
+	case <-l.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal("the woken holder's lease was not lost to the new holder")
+	}
+	if err := l.Check(); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "pid 22") {
+		t.Fatalf("Check = %v; want ErrLost naming pid 22", err)
+	}
+	if r := s.record(); r.PID != 22 || r.Epoch != 2 {
+		t.Fatalf("record %+v; want pid 22's, epoch 2", r)
 	}
 }
 
@@ -290,7 +327,8 @@ func TestLostAnswers(t *testing.T) {
 }
 
 // TestFailingRenewals: renewals that fail keep being retried; the lease stays valid until
-// its validity runs out, then it is lost.
+// its validity runs out, then it lapses (without being lost: nobody took it over), and the
+// first renewal that goes through again makes it valid.
 func TestFailingRenewals(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
@@ -300,20 +338,31 @@ func TestFailingRenewals(t *testing.T) {
 	s.mu.Unlock()
 	waitArmed(t, c)
 	c.Advance(RenewEvery(ttl)) // the first renewal fails
-	for elapsed := RenewEvery(ttl); elapsed < Valid(ttl); elapsed += ttl / 10 {
+	elapsed := RenewEvery(ttl)
+	for ; elapsed < Valid(ttl); elapsed += ttl / 10 {
 		waitArmed(t, c) // a retry
 		if err := l.Check(); err != nil {
 			t.Fatalf("Check %s after the last renewal, inside the validity: %v", elapsed, err)
 		}
 		c.Advance(ttl / 10)
 	}
+	waitArmed(t, c)
+	if err := l.Check(); err == nil || !strings.Contains(err.Error(), "not renewed for") {
+		t.Fatalf("Check %s after the last renewal = %v; want not renewed", elapsed, err)
+	}
 	select {
 	case <-l.Lost():
-	case <-time.After(time.Minute):
-		t.Fatal("the lease outlived its validity without a renewal")
+		t.Fatal("failed renewals lost the lease; it only lapsed")
+	default:
 	}
-	if err := l.Check(); err == nil || !strings.Contains(err.Error(), "not renewed for") {
-		t.Fatalf("Check = %v; want not renewed", err)
+	s.mu.Lock()
+	s.failWrites = 0
+	s.mu.Unlock()
+	c.Advance(ttl / 10)
+	waitWrite(t, s)
+	waitArmed(t, c) // the renewal is booked: the loop set its next timer
+	if err := l.Check(); err != nil {
+		t.Fatalf("Check after a renewal went through again: %v", err)
 	}
 }
 

@@ -9,8 +9,9 @@ import (
 )
 
 // renewLoop renews the lease every RenewEvery(TTL), and a renewal that failed without
-// losing the lease every tenth of the timeout, until Release or until the lease is lost:
-// by a conflicting record, or by its validity running out between two renewals.
+// losing the lease every tenth of the timeout, until Release or until the lease is lost
+// to a conflicting record. A lease that lapsed (its validity ran out between two
+// renewals) is renewed on: the next renewal that goes through makes it valid again.
 func (l *Lease) renewLoop() {
 	defer close(l.done)
 	every, retry := RenewEvery(l.opts.TTL), l.opts.TTL/10
@@ -24,7 +25,7 @@ func (l *Lease) renewLoop() {
 			return
 		case <-l.clock.After(max(min(wait, left), 0)):
 		}
-		if l.Check() != nil {
+		if l.isLost() {
 			return
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), every)

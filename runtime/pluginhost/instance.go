@@ -28,6 +28,7 @@ type Instance struct {
 	killed     chan struct{}
 	stopBeats  func() // stops the heartbeats of proc
 	killReason string // why the runner killed proc, for ExitError
+	generation int    // how many times the plugin was started
 }
 
 // neverDone is the Done channel of builtins: they exit with the runner.
@@ -41,6 +42,7 @@ func (in *Instance) start(ctx context.Context) error {
 		}
 		in.impl = impl
 		in.killed = make(chan struct{})
+		in.generation++
 		return nil
 	}
 	p, err := host.Start(ctx, host.Config{Path: in.path, SHA256: in.sha256, Logger: in.logger})
@@ -55,7 +57,17 @@ func (in *Instance) start(ctx context.Context) error {
 	}
 	in.proc, in.killReason = p, ""
 	in.stopBeats = in.heartbeat.start(in, p)
+	in.generation++
 	return nil
+}
+
+// Generation counts the starts of the plugin: 1 after the first, one more after each
+// Restart. Whatever was obtained from the plugin (its configuration, accesses, keyed
+// backends) belongs to the generation it was obtained in.
+func (in *Instance) Generation() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.generation
 }
 
 // Name returns the plugin's name, as in flowstate-plugin-NAME.
