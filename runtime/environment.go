@@ -200,8 +200,13 @@ func (e *Environment) Host() *pluginhost.Host {
 	})
 }
 
-// Execute runs job: from "" starts fresh, FromLatest resumes from the newest completed
-// checkpoint, anything else is a checkpoint or savepoint pointer.
+// Execute runs job as `runner run` runs a built-in job (see Launch): with its control
+// endpoint (savepoint, stop, status, metrics, checkpoint statistics, web page), its leases,
+// the restart strategy, and a bounded end once ctx is cancelled. from "" starts fresh (or
+// from execution.state-recovery.path), FromLatest resumes from the newest completed
+// checkpoint, anything else is a checkpoint or savepoint pointer. `runner status`,
+// `runner savepoint` and `runner stop` reach it with --config of its configuration file
+// and --job of its name.
 func (e *Environment) Execute(ctx context.Context, job *dataflow.Job, from string) error {
 	host := e.Host()
 	defer host.Close()
@@ -209,8 +214,8 @@ func (e *Environment) Execute(ctx context.Context, job *dataflow.Job, from strin
 	if err != nil {
 		return err
 	}
-	x := &Executor{Config: conf, Host: host, Logger: e.logger}
-	return x.Run(ctx, job, from)
+	l := &Launch{Config: conf, Host: host, Logger: e.logger, From: from}
+	return l.Run(ctx, job)
 }
 
 // KindsOf returns the function config.Resolve uses to learn what a third-party plugin

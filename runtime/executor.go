@@ -16,6 +16,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/lease"
+	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
@@ -45,6 +46,9 @@ type Executor struct {
 	// ControlAddress, if set, is the address of the control endpoint serving this run,
 	// recorded with the job's lease so that savepoint and stop find it.
 	ControlAddress string
+	// Monitor, if set, receives the run's events: its plugins, attempts, restarts,
+	// restores and checkpoints (what the control endpoint shows).
+	Monitor *monitor.Monitor
 
 	owner *ownership // the leases of the running job (ownership.go); one Run at a time
 }
@@ -77,6 +81,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 		return err
 	}
 	defer released(&err)
+	defer func() { x.Monitor.SetState(endState(ctx, err)) }()
 	policy := restart.New(cfg.Restart, restart.System, nil)
 	// Start: the plugins, the storage access, the checkpoint to restore. A plugin that dies
 	// while it starts, handshakes, takes its options or serves the restore point is one
@@ -100,7 +105,10 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 		}
 	}
 	defer x.disposeOnCancel(ctx, rec.store)
+	x.Monitor.JobStarted(x.jobInfo(job, rec.pl))
+	rec.restored(restore)
 	for {
+		x.Monitor.SetState(monitor.JobRunning)
 		err := x.attempt(ctx, job, rec.pl, rec.store, restore)
 		if err == nil || dataflow.IsStopped(err) {
 			return nil
@@ -112,6 +120,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 				return err
 			}
 			if restore, err = rec.afterFailure(ctx); err == nil {
+				rec.restored(restore)
 				break
 			}
 		}
@@ -133,12 +142,59 @@ func (x *Executor) backOff(ctx context.Context, policy restart.Policy, job *data
 		return fmt.Errorf("job %q failed and is not restarted (%s): %w", job.Name, d.Reason, err)
 	}
 	x.Logger.Warn("job failed; recovering", "error", err, "delay", d.Delay, "restart-strategy", policy.String())
+	x.Monitor.Restarted()
 	select {
 	case <-time.After(d.Delay):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// endState is the state a run that returned err ends in, for the monitor.
+func endState(ctx context.Context, err error) string {
+	switch {
+	case err == nil:
+		return monitor.JobFinished
+	case errors.Is(context.Cause(ctx), ErrJobCancelled), dataflow.IsStopped(err):
+		return monitor.JobCanceled
+	case ctx.Err() != nil:
+		return monitor.JobSuspended
+	}
+	return monitor.JobFailed
+}
+
+// jobInfo describes job and its plugins to the monitor.
+func (x *Executor) jobInfo(job *dataflow.Job, pl *plugins) monitor.JobInfo {
+	cfg := x.Config
+	info := monitor.JobInfo{
+		Type: job.Type, ConfigFile: cfg.File, MaxParallelism: job.MaxParallelism,
+		Checkpointing: monitor.CheckpointSettings{
+			Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
+			TolerableFailed: cfg.Checkpointing.TolerableFailed, NumRetained: cfg.Checkpointing.NumRetained,
+			Incremental: cfg.Checkpointing.Incremental, StateBackend: cfg.StateBackend, CheckpointStorage: cfg.CheckpointStorage,
+		},
+	}
+	for _, op := range job.Shape().Operators {
+		if op.ID != dataflow.SinkID {
+			info.Tasks = append(info.Tasks, monitor.TaskInfo{ID: op.ID, Name: op.ID, Parallelism: op.Parallelism})
+		}
+	}
+	for _, in := range []*pluginhost.Instance{pl.backend, pl.storage} {
+		roles := []string{"state backend"}
+		switch {
+		case pl.backend == pl.storage:
+			roles = append(roles, "checkpoint storage")
+		case in == pl.storage:
+			roles = []string{"checkpoint storage"}
+		}
+		hi := in.Info()
+		info.Plugins = append(info.Plugins, monitor.PluginInfo{Name: in.Name(), Roles: roles, Version: hi.Version, Pid: in.Pid(), Path: hi.Path})
+		if pl.backend == pl.storage {
+			break
+		}
+	}
+	return info
 }
 
 // permanent reports whether err is one that restarting cannot fix: marked so, an
@@ -165,6 +221,7 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, 
 		CancellationTimeout:   cfg.Restart.CancellationTimeout,
 		OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
 		Fence:                 x.owner.check,
+		Monitor:               x.Monitor,
 	})
 	stopWatch()
 	discardDeferred(ctx, store, x.Logger)

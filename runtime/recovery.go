@@ -228,6 +228,20 @@ func (r *recovery) earlier(ctx context.Context, list []sdk.CompletedCheckpointSt
 	return out
 }
 
+// restored tells the monitor what an attempt restores (nothing for nil).
+func (r *recovery) restored(m *checkpoint.Metadata) {
+	if m == nil {
+		return
+	}
+	pointer := ""
+	for _, c := range r.store.Retained() {
+		if c.Metadata == m {
+			pointer = c.Location.ExternalPointer
+		}
+	}
+	r.x.Monitor.RestoredFrom(m.CheckpointID, time.Now(), pointer, m.Savepoint)
+}
+
 // ensure brings the plugins back to where an attempt can use them: it restarts those
 // whose process died, configures those started since they last took their options, and
 // gives the store an access of the storage plugin's current process. A plugin that fails
@@ -247,6 +261,7 @@ func (r *recovery) ensure(ctx context.Context) error {
 			if err := in.Restart(ctx); err != nil {
 				return fmt.Errorf("restart plugin %s: %w", in.Name(), err)
 			}
+			r.x.Monitor.PluginRestarted(in.Name(), in.Pid())
 		}
 		if gen := in.Generation(); r.configured[in] != gen {
 			if err := r.call(ctx, func(ctx context.Context) error { return r.x.configureOne(ctx, in, r.x.options(r.pl, in)) }); err != nil {
@@ -277,6 +292,7 @@ func (r *recovery) reopenStorage(ctx context.Context) error {
 	}
 	if r.store == nil {
 		r.store = checkpoint.NewStore(access, r.x.Config.Checkpointing.NumRetained)
+		r.store.OnDispose = r.x.Monitor.CheckpointDiscarded
 		return nil
 	}
 	r.store.SetAccess(access)

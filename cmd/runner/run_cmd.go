@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,7 +12,6 @@ import (
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/connectors"
-	"github.com/flowstate/flowstate/runtime/control"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
 )
@@ -61,27 +59,21 @@ parallelism, as Flink's CLI does; both are logged.`,
 			fmt.Fprintf(out, "working state: %s\ncheckpoints: %s\n", ex.WorkingState, ex.Checkpoints)
 			var last *checkpoint.Completed
 			stats := &dataflow.RunStats{}
-			x := &runtime.Executor{Config: cfg, Host: s.host, Logger: s.log, Stats: stats,
+			l := &runtime.Launch{Config: cfg, Host: s.host, Logger: s.log, From: from, Stats: stats,
+				AllowNonRestoredState: allowNonRestored,
 				OnCheckpoint:          func(c *checkpoint.Completed) { last = c },
-				AllowNonRestoredState: allowNonRestored}
-			jobCtx, cancelJob := context.WithCancelCause(ctx)
-			defer cancelJob(nil)
-			srv, err := control.Listen(cfg.Control.Address, job.Name, func() { cancelJob(runtime.ErrJobCancelled) })
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
-			x.Savepoints, x.ControlAddress = srv.Savepoints(), srv.Addr()
-			s.log.Info("control endpoint listening", "address", srv.Addr())
+				OnListening: func(addr string) {
+					fmt.Fprintf(out, "control endpoint and web page: http://%s/\n", addr)
+				}}
 			start := time.Now()
-			if err := runCancellable(jobCtx, s, func(ctx context.Context) error { return x.Run(ctx, job, from) }); err != nil {
-				if errors.Is(err, errNotEnded) {
+			if err := l.Run(ctx, job); err != nil {
+				if errors.Is(err, runtime.ErrNotEnded) {
 					return err
 				}
 				if ctx.Err() != nil {
-					return fmt.Errorf("job cancelled by a signal: %w", err)
+					return fmt.Errorf("the runner was stopped by a signal; the job's checkpoints stay for --from latest: %w", err)
 				}
-				if jobCtx.Err() != nil {
+				if errors.Is(err, runtime.ErrJobCancelled) || errors.Is(err, context.Canceled) {
 					fmt.Fprintln(out, "job cancelled")
 					return nil
 				}
@@ -106,52 +98,6 @@ parallelism, as Flink's CLI does; both are logged.`,
 	cmd.Flags().BoolVarP(&allowNonRestored, "allow-non-restored-state", "n", false, "restore even if the checkpoint holds state of operators the job no longer has (that state is dropped)")
 	ov.register(cmd, true)
 	return cmd
-}
-
-// The bounds of a cancelled run (SIGINT, SIGTERM, runner stop): the job gets
-// shutdownGrace to end, then its plugins are killed and it gets killWait more; then the
-// runner exits whatever its plugins do. With the plugin host's and the control endpoint's
-// closing, the runner ends within 10 s of the signal.
-const (
-	shutdownGrace = 5 * time.Second
-	killWait      = 2 * time.Second
-)
-
-// errNotEnded: a cancelled job did not end within shutdownGrace.
-var errNotEnded = errors.New("the job did not end in time after it was cancelled")
-
-// runCancellable returns run(ctx)'s error. Once ctx is cancelled it waits shutdownGrace for
-// run to return, then sends SIGKILL to the session's plugins and waits killWait more; a
-// job that had to be ended this way gives an error wrapping errNotEnded that says so.
-func runCancellable(ctx context.Context, s *session, run func(context.Context) error) error {
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	grace := time.NewTimer(shutdownGrace)
-	defer grace.Stop()
-	select {
-	case err := <-errc:
-		return err
-	case <-grace.C:
-	}
-	killed := s.host.KillNow()
-	what := "no plugin process was running"
-	if len(killed) > 0 {
-		what = "killed its plugins with SIGKILL: " + strings.Join(killed, ", ")
-	}
-	s.log.Error(fmt.Sprintf("the job has not ended %s after it was cancelled: %s", shutdownGrace, what))
-	wait := time.NewTimer(killWait)
-	defer wait.Stop()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("%w (%s); %s; then it ended: %v", errNotEnded, shutdownGrace, what, err)
-	case <-wait.C:
-		return fmt.Errorf("%w (%s); %s; it still had not ended %s later: exiting without it", errNotEnded, shutdownGrace, what, killWait)
-	}
 }
 
 // jobSpec turns the job section into a built-in job's spec.

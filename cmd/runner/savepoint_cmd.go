@@ -12,7 +12,7 @@ import (
 )
 
 func newSavepointCmd(g *globalFlags) *cobra.Command {
-	var file, target, dispose string
+	var file, job, target, dispose string
 	var force bool
 	cmd := &cobra.Command{
 		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force]]",
@@ -29,10 +29,11 @@ with 'runner run --from POINTER'. It goes to --target, or to execution.checkpoin
 			if dispose != "" {
 				return disposeCheckpoint(cmd, g, file, dispose, force)
 			}
-			return savepoint(cmd, g, file, target, false)
+			return savepoint(cmd, g, file, job, target, false)
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
+	cmd.Flags().StringVar(&job, "job", "", "the job's name (default: job.name of the configuration; a custom Go job's name)")
 	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
 	cmd.Flags().StringVar(&dispose, "dispose", "", "delete this savepoint (or completed checkpoint) through the configured checkpoint storage")
 	cmd.Flags().BoolVar(&force, "force", false, "with --dispose: dispose of the newest checkpoint of a job, or of one whose metadata cannot be read")
@@ -40,7 +41,7 @@ with 'runner run --from POINTER'. It goes to --target, or to execution.checkpoin
 }
 
 func newStopCmd(g *globalFlags) *cobra.Command {
-	var file, target string
+	var file, job, target string
 	var withSavepoint bool
 	cmd := &cobra.Command{
 		Use:   "stop --config FILE [--savepoint [--target DIR]]",
@@ -54,9 +55,9 @@ checkpoint with --from latest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withSavepoint {
-				return savepoint(cmd, g, file, target, true)
+				return savepoint(cmd, g, file, job, target, true)
 			}
-			to, err := locateJob(cmd.Context(), g, file) // locate.go
+			to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 			if err != nil {
 				return err
 			}
@@ -72,6 +73,7 @@ checkpoint with --from latest.`,
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
+	cmd.Flags().StringVar(&job, "job", "", "the job's name (default: job.name of the configuration; a custom Go job's name)")
 	cmd.Flags().BoolVar(&withSavepoint, "savepoint", false, "take a savepoint before stopping")
 	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
 	return cmd
@@ -107,8 +109,8 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 	}
 }
 
-func savepoint(cmd *cobra.Command, g *globalFlags, file, target string, stop bool) error {
-	to, err := locateJob(cmd.Context(), g, file) // locate.go
+func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop bool) error {
+	to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 	if err != nil {
 		return err
 	}

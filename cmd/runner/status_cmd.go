@@ -3,18 +3,18 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/monitor"
 )
 
 func newStatusCmd(g *globalFlags) *cobra.Command {
-	var file string
+	var file, job string
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "status --config FILE [--json]",
@@ -27,18 +27,20 @@ A job whose runner does not answer is reported as not running. --json prints
 answers of GET /jobs/<job> and GET /jobs/<job>/checkpoints.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if file == "" {
-				return fmt.Errorf("--config: a configuration file is required")
-			}
-			cfg, err := config.Load(file)
-			if err != nil {
-				return err
-			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			st, err := monitor.GetStatus(ctx, &http.Client{}, controlAddress(cfg), jobSpec(cfg).Name)
-			if err != nil {
-				return fmt.Errorf("status of job %q: %w", jobSpec(cfg).Name, err)
+			to, err := locateJob(ctx, g, file, job)
+			var notRunning *notRunningError
+			var st *monitor.Status
+			switch {
+			case errors.As(err, &notRunning):
+				st = &monitor.Status{Job: notRunning.job, Reason: notRunning.msg}
+			case err != nil:
+				return err
+			default:
+				if st, err = monitor.GetStatus(ctx, &http.Client{}, to.addr, to.job); err != nil {
+					return fmt.Errorf("status of job %q: %w", to.job, err)
+				}
 			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
@@ -49,12 +51,7 @@ answers of GET /jobs/<job> and GET /jobs/<job>/checkpoints.`,
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
+	cmd.Flags().StringVar(&job, "job", "", "the job's name (default: job.name of the configuration; a custom Go job's name)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
-}
-
-// controlAddress returns where the runner of cfg's job serves its control endpoint: the
-// configured rest.address and rest.port.
-func controlAddress(cfg *config.Config) string {
-	return cfg.Control.Address
 }

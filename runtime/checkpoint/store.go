@@ -41,6 +41,9 @@ type Store struct {
 	// deferred are shared streams unreferenced since the last Add, discarded at the next
 	// one unless referenced again.
 	deferred []sdk.StreamStateHandle
+
+	// OnDispose, if set, is called with the id of every checkpoint retention disposed of.
+	OnDispose func(id int64)
 }
 
 // NewStore returns a store that retains numRetained checkpoints (at least 1).
@@ -113,6 +116,9 @@ func (s *Store) AddAll(ctx context.Context, cs []*Completed) error {
 		if err := s.access.DisposeCheckpoint(ctx, old.Location); err != nil {
 			errs = append(errs, fmt.Errorf("dispose checkpoint %d (%s): %w", old.Metadata.CheckpointID, old.Location.ExternalPointer, err))
 			continue
+		}
+		if s.OnDispose != nil {
+			s.OnDispose(old.Metadata.CheckpointID)
 		}
 		unreferenced = append(unreferenced, sharedHandles(old.Metadata)...)
 	}

@@ -65,14 +65,18 @@ type Server struct {
 }
 
 // Listen binds addr for job. Requests reach the job through Savepoints(); cancel stops
-// the job. A port of 0 picks a free one (see Addr).
-func Listen(addr, job string, cancel context.CancelFunc) (*Server, error) {
+// the job; more, if not nil, serves every other path (the job's metrics, statistics and
+// web page). A port of 0 picks a free one (see Addr).
+func Listen(addr, job string, cancel context.CancelFunc, more http.Handler) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("control endpoint %s (rest.address, rest.port): %w", addr, err)
 	}
 	s := &Server{ln: ln, job: job, savepoints: make(chan dataflow.SavepointRequest), cancel: cancel}
 	mux := http.NewServeMux()
+	if more != nil {
+		mux.Handle("/", more)
+	}
 	mux.HandleFunc("GET "+JobPath, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, JobInfo{Job: s.job, PID: os.Getpid()})
 	})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -69,6 +70,14 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 	trigger := func(final bool, req *SavepointRequest) error {
 		id := env.Checkpoints.NextID()
 		p := &pendingCheckpoint{started: time.Now(), final: final, request: req}
+		kind := monitor.Checkpoint
+		switch {
+		case req != nil && req.Stop:
+			kind = monitor.SyncSavepoint
+		case req != nil:
+			kind = monitor.Savepoint
+		}
+		env.Monitor.CheckpointTriggered(id, kind, p.started)
 		var err error
 		access := env.Checkpoints.Access()
 		// Setting up the location is part of the checkpoint: a storage that hangs here
@@ -88,6 +97,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 				err = fmt.Errorf("checkpoint %d: initialize location: %w", id, err)
 			}
 			retry.Reset(retryDelay)
+			env.Monitor.CheckpointFailed(id, time.Now(), err.Error())
 			if req != nil {
 				req.Reply <- SavepointResult{Err: err}
 				return nil
@@ -276,6 +286,7 @@ func (a *attempt) failed(failures *int, err error) error {
 // abort disposes of a checkpoint that will not complete and tells the subtasks.
 func (a *attempt) abort(p *pendingCheckpoint, reason error) {
 	p.deadline.Stop()
+	a.env.Monitor.CheckpointFailed(p.b.id, time.Now(), reason.Error())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := p.loc.DisposeOnFailure(ctx); err != nil {
@@ -374,6 +385,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	}
 	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.request != nil, "pointer", loc.ExternalPointer,
 		"bytes", m.StateSize(), "added", m.AddedBytes, "duration", time.Since(p.started).Round(time.Millisecond))
+	env.Monitor.CheckpointCompleted(p.b.id, time.Now(), monitor.CompletedFrom(m, loc.ExternalPointer))
 	if env.OnCheckpoint != nil {
 		env.OnCheckpoint(c)
 	}

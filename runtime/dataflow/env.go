@@ -6,6 +6,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -42,6 +43,9 @@ type Env struct {
 	FullFirstCheckpoint bool
 	// Savepoints receives savepoint requests while the job runs (may be nil).
 	Savepoints <-chan SavepointRequest
+	// Monitor, if set, receives the checkpoints' events (triggered, acknowledged,
+	// completed, failed) and the record counts of every subtask.
+	Monitor *monitor.Monitor
 	// Logger receives progress and warnings.
 	Logger hclog.Logger
 	// OnCheckpoint, if set, is called after each checkpoint completes.

@@ -231,6 +231,9 @@ const (
 	JobFinished     = "FINISHED"
 	JobCanceled     = "CANCELED"
 	JobFailed       = "FAILED"
+	// JobSuspended: the runner stopped (SIGINT, SIGTERM) without cancelling the job, whose
+	// checkpoints stay for --from latest.
+	JobSuspended = "SUSPENDED"
 )
 
 // JobDetails answers GET /jobs/<job>: Flink's JobDetailsInfo, with Flowstate's additions

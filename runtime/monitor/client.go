@@ -24,6 +24,8 @@ type Status struct {
 	URL         string                   `json:"url"`
 	Details     *JobDetails              `json:"details,omitempty"`
 	Checkpoints *CheckpointingStatistics `json:"checkpoints,omitempty"`
+	// Reason says why the job is known not to run, when no runner could be asked.
+	Reason string `json:"reason,omitempty"`
 }
 
 // GetStatus asks the control endpoint at addr (host:port) about job. A job whose runner
@@ -93,7 +95,11 @@ const StatusCheckpoints = 5
 // WriteStatus writes st for a person to read.
 func WriteStatus(w io.Writer, st *Status) error {
 	if st.Details == nil {
-		_, err := fmt.Fprintf(w, "job %s: not running (nothing answers at %s)\n", st.Job, st.Address)
+		why := st.Reason
+		if why == "" {
+			why = "nothing answers at " + st.Address
+		}
+		_, err := fmt.Fprintf(w, "job %s: not running (%s)\n", st.Job, why)
 		return err
 	}
 	d, cp := st.Details, st.Checkpoints

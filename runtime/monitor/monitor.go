@@ -182,7 +182,7 @@ func (m *Monitor) setState(state string) {
 }
 
 func terminal(state string) bool {
-	return state == JobFinished || state == JobCanceled || state == JobFailed
+	return state == JobFinished || state == JobCanceled || state == JobFailed || state == JobSuspended
 }
 
 // Restarted counts a restart of the job (Flink's numRestarts) and puts it in state
