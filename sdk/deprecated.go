@@ -33,7 +33,7 @@ func ServeWithOptions(p Plugin, opts ServeOpts) { Serve(p, opts) }
 // CPUProfileEnv names the environment variable that makes plugins write CPU profiles.
 //
 // Deprecated: use host.CPUProfileEnv.
-const CPUProfileEnv = wire.CPUProfileEnv
+const CPUProfileEnv = "FLOWSTATE_PLUGIN_CPUPROFILE"
 
 // Handshake is the go-plugin handshake of Flowstate plugins, for hosts that start them.
 //

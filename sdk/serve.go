@@ -16,8 +16,7 @@ import (
 )
 
 // ProtocolVersion is the version of the plugin protocol this SDK speaks. Hosts keep
-// speaking earlier versions alongside newer ones (docs/plugin-authors.md, "Protocol
-// versions and compatibility").
+// speaking earlier versions alongside newer ones (docs/plugin-authors.md, section 10).
 const ProtocolVersion = 1
 
 // ServeOpts tune Serve; the zero value is what Serve uses without options.

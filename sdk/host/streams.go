@@ -13,7 +13,7 @@ import (
 // <executable>-<pid>.pprof, when the host stops it. Plugins inherit the host's
 // environment, so `FLOWSTATE_PLUGIN_CPUPROFILE=/tmp/prof runner run ...` profiles every
 // plugin of a job. A plugin killed outright writes no profile.
-const CPUProfileEnv = wire.CPUProfileEnv
+const CPUProfileEnv = "FLOWSTATE_PLUGIN_CPUPROFILE"
 
 // Checksum returns the CRC-32C (Castagnoli) of b: the checksum sdk.StreamStateHandle
 // carries, which the host computes as state bytes pass through it.

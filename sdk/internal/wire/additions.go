@@ -3,7 +3,7 @@ package wire
 // Additions are what protocol version 1 gained after its first release. The plugin end
 // announces each in an answer, and a host uses one only with a plugin that announced it:
 // plugins built before an addition keep working with newer hosts, which serve a plugin
-// announcing none the way the first SDK did (docs/plugin-authors.md, "Protocol versions").
+// announcing none the way the first SDK did (docs/plugin-authors.md, section 10).
 // Request fields a plugin does not know (SnapshotRequest.full) it ignores.
 type Additions struct {
 	// Pipeline: the plugin serves the Pipeline stream (CreateKeyedBackendResponse.pipeline).
