@@ -64,14 +64,16 @@ bench: build
 # fuzz coordinator can report a spurious "context deadline exceeded" when a -fuzztime duration
 # ends while a worker is busy (go.dev/issue/75804, fixed in Go 1.27).
 # `make fuzz FUZZTIME=200000x` (or a duration such as 10m) sets one budget for every target.
+# A package under sdk/ is fuzzed in the SDK's module, from sdk/.
 FUZZ := ./runtime/config:FuzzParse:20000x ./runtime/checkpoint:FuzzDecodeMetadata:20000x \
-	./plugins/fsstorage/fsstorage:FuzzResolveCheckpoint:2000x
+	./plugins/fsstorage/fsstorage:FuzzResolveCheckpoint:2000x ./sdk/kvstream:FuzzReader:20000x
 FUZZTIME ?=
 fuzz:
 	@for t in $(FUZZ); do \
 		pkg=$${t%%:*}; rest=$${t#*:}; name=$${rest%%:*}; budget=$${FUZZTIME:-$${rest#*:}}; \
-		echo "$(GO) test -run='^$$' -fuzz=^$$name\$$ -fuzztime=$$budget $$pkg"; \
-		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$$budget $$pkg || exit 1; \
+		dir=.; case $$pkg in ./sdk/*) dir=sdk; pkg=./$${pkg#./sdk/};; esac; \
+		echo "$(GO) -C $$dir test -run='^$$' -fuzz=^$$name\$$ -fuzztime=$$budget $$pkg"; \
+		$(GO) -C $$dir test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$$budget $$pkg || exit 1; \
 	done
 
 # The long fault runs (docs/reliability.md): 150 random kill -9s per backend and storage in
