@@ -24,5 +24,12 @@
 //
 // Nothing in this package exposes the wire protocol: plugins implement plain Go interfaces,
 // and the runner sees the very same interfaces whether a plugin runs in its own process or in
-// the runner's.
+// the runner's. This package holds the contract and the plugin's end of the protocol, which
+// Serve runs; hosts start plugins and talk to them with package sdk/host, which a plugin
+// does not link. Package sdk/sdktest is the conformance kit, sdk/kvstream the canonical
+// snapshot format.
+//
+// Names that served hosts rather than plugins (KindsOf, PipelinedWriter, ServeWithOptions,
+// CPUProfileEnv, Handshake, Checksum, NewChecksum, VerifyingReader) are deprecated and go in
+// the next release; each says what replaces it.
 package sdk

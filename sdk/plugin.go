@@ -38,8 +38,8 @@ type Plugin interface {
 	Configure(ctx context.Context, opts Options) error
 }
 
-// KindsOf returns the kinds p implements, state backend first.
-func KindsOf(p Plugin) []Kind {
+// kindsOf returns the kinds p implements, state backend first.
+func kindsOf(p Plugin) []Kind {
 	var kinds []Kind
 	if _, ok := p.(StateBackend); ok {
 		kinds = append(kinds, KindStateBackend)

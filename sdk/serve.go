@@ -15,39 +15,35 @@ import (
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
 
-// ProtocolVersion is the version of the plugin protocol this SDK speaks.
+// ProtocolVersion is the version of the plugin protocol this SDK speaks. Hosts keep
+// speaking earlier versions alongside newer ones (docs/plugin-authors.md, section 10).
 const ProtocolVersion = 1
 
-// Handshake is the go-plugin handshake of Flowstate plugins, for hosts that start them.
-// The cookie only tells a user who runs a plugin binary by hand that it is a plugin.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  ProtocolVersion,
-	MagicCookieKey:   "FLOWSTATE_PLUGIN",
-	MagicCookieValue: "d2f1c1c6-state-backend-and-checkpoint-storage",
-}
-
-// ServeOpts tune Serve; the zero value is what Serve uses.
+// ServeOpts tune Serve; the zero value is what Serve uses without options.
 type ServeOpts struct {
 	// ProtocolVersions are the protocol versions the plugin offers; nil means
-	// {ProtocolVersion}. Tests use it to play a plugin of another version.
+	// {ProtocolVersion}. The SDK's tests use it to play a plugin of another version.
 	ProtocolVersions []int
 }
 
 // Serve is the whole main function of a plugin: it serves p to the Flowstate runner that
 // started the process and returns when the runner is done with it. p is served as a state
 // backend if it implements StateBackend and as a checkpoint storage if it implements
-// CheckpointStorage (both: one binary, both kinds).
+// CheckpointStorage (both: one binary, both kinds). A value with neither kind, or with a
+// name that does not match [a-z0-9][a-z0-9-]*, makes Serve exit with an error on stderr.
 //
 // Serve makes Logger (and hclog's default logger) write JSON lines to stderr, which the
 // runner logs under the plugin's name; nothing may print to stdout. The process exits
-// when the runner dies.
-func Serve(p Plugin) { ServeWithOptions(p, ServeOpts{}) }
-
-// ServeWithOptions is Serve with options.
-func ServeWithOptions(p Plugin, opts ServeOpts) {
+// when the runner dies. A panic in a method of p fails that call only, with an error
+// naming the method. opts, at most one, tune it; none is what a plugin needs.
+func Serve(p Plugin, opts ...ServeOpts) {
 	logger := newPluginLogger()
 	hclog.SetDefault(logger)
-	protocols := opts.ProtocolVersions
+	var o ServeOpts
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	protocols := o.ProtocolVersions
 	if len(protocols) == 0 {
 		protocols = []int{ProtocolVersion}
 	}
@@ -55,7 +51,8 @@ func ServeWithOptions(p Plugin, opts ServeOpts) {
 		logger.Error("cannot serve plugin", "error", err.Error())
 		os.Exit(1)
 	}
-	if os.Getenv(Handshake.MagicCookieKey) == Handshake.MagicCookieValue {
+	handshake := wire.Handshake(ProtocolVersion)
+	if os.Getenv(handshake.MagicCookieKey) == handshake.MagicCookieValue {
 		// Started by a host: say which versions the plugin speaks when none matches,
 		// instead of go-plugin's fallback to a version the host will refuse.
 		if host := hostProtocols(); len(host) > 0 && !sharesVersion(protocols, host) {
@@ -72,7 +69,7 @@ func ServeWithOptions(p Plugin, opts ServeOpts) {
 	stopProfile := startCPUProfile(logger)
 	defer stopProfile()
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake,
+		HandshakeConfig:  handshake,
 		VersionedPlugins: versioned,
 		GRPCServer: func(o []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(o, serverOptions(logger)...)...)
@@ -108,7 +105,7 @@ func checkServable(p Plugin) error {
 	if !validName(name) {
 		return fmt.Errorf("sdk.Serve: plugin name %q must match [a-z0-9][a-z0-9-]*", name)
 	}
-	if len(KindsOf(p)) == 0 {
+	if len(kindsOf(p)) == 0 {
 		return fmt.Errorf("sdk.Serve: plugin %q implements neither StateBackend nor CheckpointStorage", name)
 	}
 	return nil

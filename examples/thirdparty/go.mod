@@ -3,18 +3,18 @@ module github.com/flowstate/flowstate/examples/thirdparty
 go 1.26.8
 
 require (
-	github.com/flowstate/flowstate v0.0.0
+	github.com/flowstate/flowstate/sdk v0.0.0
 	go.etcd.io/bbolt v1.4.3
 )
 
 require (
-	github.com/fatih/color v1.19.0 // indirect
+	github.com/fatih/color v1.13.0 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/hashicorp/go-hclog v1.6.3 // indirect
 	github.com/hashicorp/go-plugin v1.8.0 // indirect
 	github.com/hashicorp/yamux v0.1.2 // indirect
-	github.com/mattn/go-colorable v0.1.15 // indirect
-	github.com/mattn/go-isatty v0.0.22 // indirect
+	github.com/mattn/go-colorable v0.1.12 // indirect
+	github.com/mattn/go-isatty v0.0.17 // indirect
 	github.com/oklog/run v1.1.0 // indirect
 	golang.org/x/net v0.60.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
@@ -24,4 +24,6 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-replace github.com/flowstate/flowstate => ../..
+// A plugin outside this repository requires a released version of the SDK and has no
+// replace; this example builds against the SDK beside it.
+replace github.com/flowstate/flowstate/sdk => ../../sdk

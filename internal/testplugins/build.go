@@ -1,9 +1,8 @@
-// Package testplugins builds the small plugin binaries the protocol's tests start: mem
-// (in-memory state backend and checkpoint storage), memstorage (storage only), memv3
-// (protocol version 3 only), junk (prints to stdout instead of a handshake), crash (exits
-// at once with stderr text) and noisy (floods stderr); and, for the runner's fault tests,
-// faultstorage (fsstorage with injected delays and hangs), bigmsg (a backend whose
-// replies exceed gRPC's message limit) and hangbackend (hashmap with an injected deadlock).
+// Package testplugins builds the small plugin binaries the runner's tests start: the SDK's
+// own test plugins (Names, from sdk/internal/testplugins: mem, memstorage, memv3, junk,
+// crash, noisy), and for the fault tests faultstorage (fsstorage with injected delays and
+// hangs), bigmsg (a backend whose replies exceed gRPC's message limit) and hangbackend
+// (hashmap with an injected deadlock), which live here because they wrap built-in plugins.
 package testplugins
 
 import (
@@ -12,9 +11,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 )
 
-// Names are the test plugins Build builds, by directory.
+// Names are the SDK's test plugins Build builds.
 var Names = []string{"mem", "memstorage", "memv3", "junk", "crash", "noisy"}
 
 // FaultNames are the further test plugins the runner's fault tests use.
@@ -23,32 +23,33 @@ var FaultNames = []string{"faultstorage", "bigmsg", "hangbackend"}
 // Prefix starts the file name of every plugin binary.
 const Prefix = "flowstate-plugin-"
 
-// Build builds every test plugin of Names into dir as flowstate-plugin-NAME, in one go
-// build.
+// Build builds every test plugin of Names into dir as flowstate-plugin-NAME.
 func Build(dir string) error { return BuildNamed(dir, Names...) }
 
-// BuildNamed builds the named test plugins into dir as flowstate-plugin-NAME, in one go
-// build.
+// BuildNamed builds the named test plugins (of Names, FaultNames, or the SDK's refprev)
+// into dir as flowstate-plugin-NAME, with one go build in each module that holds some: the
+// SDK's or this one.
 func BuildNamed(dir string, names ...string) error {
 	_, file, _, _ := runtime.Caller(0)
 	here := filepath.Dir(file)
-	tmp, err := os.MkdirTemp(dir, ".build-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(tmp)
-	args := []string{"build", "-o", tmp + string(filepath.Separator)}
+	bySource := map[string][]string{}
 	for _, n := range names {
-		args = append(args, "./"+n)
+		src := here
+		if slices.Contains(Names, n) || n == "refprev" {
+			src = filepath.Join(here, "..", "..", "sdk", "internal", "testplugins")
+		}
+		bySource[src] = append(bySource[src], "./"+n)
 	}
-	cmd := exec.Command("go", args...)
-	cmd.Dir = here
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("building test plugins: %w\n%s", err, out)
+	for src, pkgs := range bySource {
+		cmd := exec.Command("go", append([]string{"build", "-o", dir + string(filepath.Separator)}, pkgs...)...)
+		cmd.Dir = src
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("building test plugins %v in %s: %w\n%s", pkgs, src, err, out)
+		}
 	}
 	for _, n := range names {
-		if err := os.Rename(filepath.Join(tmp, n), filepath.Join(dir, Prefix+n)); err != nil {
-			return fmt.Errorf("building test plugins: %w", err)
+		if err := os.Rename(filepath.Join(dir, n), filepath.Join(dir, Prefix+n)); err != nil {
+			return fmt.Errorf("building test plugin %s: %w", n, err)
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 // Checksummed wraps a stream factory so that every handle it returns carries the size and
@@ -24,7 +25,7 @@ func (f checksumFactory) CreateCheckpointStateOutputStream(ctx context.Context, 
 	if err != nil {
 		return nil, err
 	}
-	return &checksumStream{inner: s, crc: sdk.NewChecksum()}, nil
+	return &checksumStream{inner: s, crc: host.NewChecksum()}, nil
 }
 
 type checksumStream struct {
@@ -72,7 +73,7 @@ func (r Reader) Open(ctx context.Context, h sdk.StreamStateHandle) (io.ReadClose
 			return nil, fmt.Errorf("open state %s: %w", h.Ref, err)
 		}
 	}
-	return sdk.VerifyingReader(rc, h), nil
+	return host.VerifyingReader(rc, h), nil
 }
 
 // LocalStatePath implements sdk.LocalStateLocator when the access does: a keyed backend in

@@ -82,7 +82,7 @@ func (in *Instance) Info() host.Info {
 		return in.proc.Info()
 	}
 	pi := in.impl.PluginInfo()
-	return host.Info{Name: pi.Name, Version: pi.Version, Kinds: sdk.KindsOf(in.impl), Protocol: sdk.ProtocolVersion}
+	return host.Info{Name: pi.Name, Version: pi.Version, Kinds: host.KindsOf(in.impl), Protocol: sdk.ProtocolVersion}
 }
 
 // Configure passes the plugin its options.

@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/internal/testplugins"
-	"github.com/flowstate/flowstate/internal/testplugins/memstore"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -195,7 +194,7 @@ func TestList(t *testing.T) {
 }
 
 func TestBuiltinsInProcess(t *testing.T) {
-	builtins := map[string]func() sdk.Plugin{"mem": func() sdk.Plugin { return memstore.New() }, "inproc": func() sdk.Plugin { return memstore.New() }}
+	builtins := map[string]func() sdk.Plugin{"mem": func() sdk.Plugin { return inProcess{} }, "inproc": func() sdk.Plugin { return inProcess{} }}
 	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem"), Builtins: builtins, InProcess: true})
 	defer h.Close()
 	in, err := h.Open(ctxT(t), "mem")
@@ -262,4 +261,21 @@ func TestPluginLogsReachTheLogger(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// inProcess is the builtin of TestBuiltinsInProcess, in the host's own process: a state
+// backend and checkpoint storage that creates keyed backends (which it never uses) and
+// nothing else.
+type inProcess struct{}
+
+func (inProcess) PluginInfo() sdk.PluginInfo                   { return sdk.PluginInfo{Name: "mem", Version: "0.1.0"} }
+func (inProcess) Configure(context.Context, sdk.Options) error { return nil }
+func (inProcess) CreateKeyedStateBackend(context.Context, sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
+	return struct{ sdk.KeyedStateBackend }{}, nil
+}
+func (inProcess) ResolveCheckpoint(context.Context, string) (sdk.CompletedCheckpointStorageLocation, error) {
+	return sdk.CompletedCheckpointStorageLocation{}, sdk.ErrUnsupported
+}
+func (inProcess) CreateCheckpointStorage(context.Context, string) (sdk.CheckpointStorageAccess, error) {
+	return nil, sdk.ErrUnsupported
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 // Descriptor is what every kind of typed state shares: a name unique within its operator,
@@ -60,7 +61,7 @@ func (s *Stats) Add(o Stats) {
 // has to read is one no write in flight touches.
 type Store struct {
 	backend  sdk.KeyedStateBackend
-	pipe     sdk.PipelinedWriter // the backend's, or localPipeline's for one in this process
+	pipe     host.PipelinedWriter // the backend's, or host.LocalPipeline's for one in this process
 	maxP     int
 	names    []string
 	cache    map[string]*entry
@@ -99,10 +100,10 @@ type entry struct {
 func NewStore(backend sdk.KeyedStateBackend, maxParallelism int, states []Descriptor) (*Store, error) {
 	s := &Store{backend: backend, maxP: maxParallelism, cache: map[string]*entry{},
 		vc: newValueCache(DefaultCacheEntries), fetching: map[string]fetchRef{}}
-	if pw, ok := backend.(sdk.PipelinedWriter); ok {
+	if pw, ok := backend.(host.PipelinedWriter); ok {
 		s.pipe = pw
 	} else {
-		s.pipe = &localPipeline{kb: backend}
+		s.pipe = host.LocalPipeline(backend)
 	}
 	seen := map[string]bool{}
 	for _, d := range states {

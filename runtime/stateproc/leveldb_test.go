@@ -11,6 +11,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/runtime/stateproc"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 	"github.com/flowstate/flowstate/sdk/kvstream"
 	"github.com/flowstate/flowstate/sdk/sdktest"
 )
@@ -102,7 +103,7 @@ func inlineStream(t *testing.T, name string, pairs ...[2]string) sdk.NamedStateH
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return sdk.NamedStateHandle{Name: name, Handle: sdk.StreamStateHandle{Inline: b.Bytes(), Size: int64(b.Len()), Checksum: sdk.Checksum(b.Bytes())}}
+	return sdk.NamedStateHandle{Name: name, Handle: sdk.StreamStateHandle{Inline: b.Bytes(), Size: int64(b.Len()), Checksum: host.Checksum(b.Bytes())}}
 }
 
 // handCheckpoint is a checkpoint of one operator with one handle, written by hand.

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowstate/flowstate/internal/testplugins/memstore"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/host"
+	"github.com/flowstate/flowstate/sdk/internal/testplugins/memstore"
 )
 
 func ctxT(t testing.TB) context.Context {

@@ -1,11 +1,13 @@
-// Package host starts Flowstate plugin binaries and hands out what they serve as the very
-// same sdk interfaces (sdk.StateBackend, sdk.CheckpointStorage), backed by gRPC clients.
-// It is the host side of the protocol package sdk serves: the runner and tests use it.
+// Package host is the host's side of the SDK: it starts Flowstate plugin binaries and hands
+// out what they serve as the very same sdk interfaces (sdk.StateBackend,
+// sdk.CheckpointStorage), backed by gRPC clients; it gives keyed backends in the host's own
+// process the scheduling the SDK gives those in a plugin process (LocalPipeline); and it
+// has what a host does with state streams (checksums, verification). The runner and tests
+// use it; plugins do not, and a plugin binary does not link it.
 package host
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -18,6 +20,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/client"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
 
@@ -38,6 +41,9 @@ type Config struct {
 	// Protocols are the protocol versions the host speaks; nil means
 	// {sdk.ProtocolVersion}. The highest version both sides speak is used.
 	Protocols []int
+	// Observer, when set, sees every call of the plugin protocol the host makes to the
+	// plugin, and every message of those calls (see CallObserver).
+	Observer CallObserver
 }
 
 // Info describes a started plugin.
@@ -52,22 +58,13 @@ type Info struct {
 	Path string
 }
 
-// remote is what the go-plugin client of package sdk offers the host.
-type remote interface {
-	Describe(ctx context.Context) (sdk.PluginInfo, []sdk.Kind, []int, error)
-	Configure(ctx context.Context, opts sdk.Options) error
-	StateBackend(info sdk.PluginInfo) sdk.StateBackend
-	CheckpointStorage(info sdk.PluginInfo) sdk.CheckpointStorage
-	Done() <-chan struct{}
-}
-
 // Plugin is a running plugin process.
 type Plugin struct {
 	info   Info
 	client *plugin.Client
 	cmd    *exec.Cmd
 	proto  plugin.ClientProtocol
-	remote remote
+	remote *client.Remote
 	stderr *tail
 	killMu sync.Mutex
 }
@@ -98,13 +95,9 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 		protocols = []int{sdk.ProtocolVersion}
 	}
 	slices.Sort(protocols)
-	gp := wire.Plugin()
-	if gp == nil {
-		return nil, errors.New("plugin host: package sdk is not linked in")
-	}
 	versioned := make(map[int]plugin.PluginSet, len(protocols))
 	for _, v := range protocols {
-		versioned[v] = plugin.PluginSet{wire.PluginName: gp}
+		versioned[v] = plugin.PluginSet{wire.PluginName: client.Plugin{}}
 	}
 
 	cmd := bin.command()
@@ -113,8 +106,9 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	named := logger.Named(filepath.Base(path))
 	p := &Plugin{cmd: cmd, stderr: newTail(stderrTailLines)}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  sdk.Handshake,
+		HandshakeConfig:  wire.Handshake(sdk.ProtocolVersion),
 		VersionedPlugins: versioned,
+		GRPCDialOptions:  observe(cfg.Observer),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     timeout,
@@ -141,7 +135,7 @@ func (p *Plugin) handshake(ctx context.Context, path string, timeout time.Durati
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w", path, err)
 	}
-	r, ok := raw.(remote)
+	r, ok := raw.(*client.Remote)
 	if !ok {
 		return fmt.Errorf("plugin %s: unexpected client type %T", path, raw)
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/flowstate/flowstate/internal/testplugins"
 	"github.com/flowstate/flowstate/sdk/host"
+	"github.com/flowstate/flowstate/sdk/internal/testplugins"
 )
 
 // pluginDir holds the test plugins, built once by TestMain.
@@ -40,17 +40,6 @@ func TestMain(m *testing.M) {
 
 func pluginPath(name string) string {
 	return filepath.Join(pluginDir, testplugins.Prefix+name)
-}
-
-func testLogger(t testing.TB) hclog.Logger {
-	return hclog.New(&hclog.LoggerOptions{Name: "host", Level: hclog.Warn, Output: testWriter{t}})
-}
-
-type testWriter struct{ t testing.TB }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	w.t.Log(string(p))
-	return len(p), nil
 }
 
 // startPlugin starts a test plugin and kills it when the test ends.

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/testplugins/ref"
 )
 
 // TestBenchHelpers checks the state the benchmarks write and that DiscardStreams counts the
@@ -14,7 +15,7 @@ func TestBenchHelpers(t *testing.T) {
 		t.Fatalf("UserKey(130) is in key group %d, want 2", g)
 	}
 	p := fullParams("bench-helpers")
-	kb := OpenKeyed(t, refBackend{}, p)
+	kb := OpenKeyed(t, ref.Backend{}, p)
 	WriteUserKeys(t, kb, 5000, 7)
 	want := make(Model)
 	for i := range 5000 {

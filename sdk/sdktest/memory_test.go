@@ -101,3 +101,27 @@ func TestMemoryStreamsVerify(t *testing.T) {
 		t.Errorf("inline handle read %q, %v", b, err)
 	}
 }
+
+// locatingAccess is an access that locates local state (its other methods are not called).
+type locatingAccess struct {
+	sdk.CheckpointStorageAccess
+}
+
+func (locatingAccess) LocalStatePath(context.Context, sdk.StreamStateHandle) (string, error) {
+	return "/state/file", nil
+}
+
+// TestAccessReaderKeepsTheLocator: the reader over an access that locates local state
+// locates it too, with the access's answers; over one that does not, it does not.
+func TestAccessReaderKeepsTheLocator(t *testing.T) {
+	l, ok := AccessReader(locatingAccess{}).(sdk.LocalStateLocator)
+	if !ok {
+		t.Fatal("the reader over a locating access is no sdk.LocalStateLocator")
+	}
+	if p, err := l.LocalStatePath(context.Background(), sdk.StreamStateHandle{Ref: "x"}); p != "/state/file" || err != nil {
+		t.Fatalf("LocalStatePath = %q, %v; want the access's answer", p, err)
+	}
+	if _, ok := AccessReader(struct{ sdk.CheckpointStorageAccess }{}).(sdk.LocalStateLocator); ok {
+		t.Fatal("the reader over an access that locates nothing is an sdk.LocalStateLocator")
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 // pluginNamePattern is the form PluginInfo.Name must have.
@@ -52,7 +53,7 @@ func backendPluginChecks(t *testing.T, factory BackendFactory) {
 	t.Run("PluginInfo", func(t *testing.T) { checkPluginInfo(t, factory(t)) })
 	t.Run("ConfigureUnknownOptionIsOptionError", func(t *testing.T) { checkUnknownOption(t, factory(t)) })
 	t.Run("KindsIncludeStateBackend", func(t *testing.T) {
-		kinds := sdk.KindsOf(factory(t))
+		kinds := host.KindsOf(factory(t))
 		if len(kinds) == 0 || kinds[0] != sdk.KindStateBackend {
 			t.Fatalf("KindsOf = %v, want state-backend first", kinds)
 		}

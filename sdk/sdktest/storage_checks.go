@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 func storagePluginChecks(t *testing.T, factory StorageFactory) {
 	t.Run("PluginInfo", func(t *testing.T) { checkPluginInfo(t, factory(t)) })
 	t.Run("ConfigureUnknownOptionIsOptionError", func(t *testing.T) { checkUnknownOption(t, factory(t)) })
 	t.Run("KindsIncludeCheckpointStorage", func(t *testing.T) {
-		kinds := sdk.KindsOf(factory(t))
+		kinds := host.KindsOf(factory(t))
 		found := false
 		for _, k := range kinds {
 			found = found || k == sdk.KindCheckpointStorage
@@ -77,11 +78,22 @@ func accessChecks(t *testing.T, factory StorageFactory) {
 		checkGone(t, b, h, "InitializeBaseLocationsForCheckpoint (the checkpoint never completed)")
 		checkNotFound(t, cs, loc.LocationReference(), "for a checkpoint that never completed")
 	})
-	t.Run("HighAvailabilityIsReported", func(t *testing.T) {
-		a := openAccess(t, factory(t), "sdktest-ha")
-		t.Logf("SupportsHighlyAvailableStorage = %v, HasDefaultSavepointLocation = %v", a.SupportsHighlyAvailableStorage(), a.HasDefaultSavepointLocation())
-		if a.SupportsHighlyAvailableStorage() != a.SupportsHighlyAvailableStorage() {
-			t.Fatalf("SupportsHighlyAvailableStorage changes between calls")
+	t.Run("PropertiesAreStable", func(t *testing.T) {
+		cs := factory(t)
+		a := openAccess(t, cs, "sdktest-ha")
+		ha, sp := a.SupportsHighlyAvailableStorage(), a.HasDefaultSavepointLocation()
+		t.Logf("SupportsHighlyAvailableStorage = %v, HasDefaultSavepointLocation = %v", ha, sp)
+		writeStream(t, checkpointLocation(t, a, 1), sdk.ScopeExclusive, payload(100, 4))
+		if got := a.SupportsHighlyAvailableStorage(); got != ha {
+			t.Errorf("SupportsHighlyAvailableStorage = %v after a checkpoint location was used, %v before", got, ha)
+		}
+		if got := a.HasDefaultSavepointLocation(); got != sp {
+			t.Errorf("HasDefaultSavepointLocation = %v after a checkpoint location was used, %v before", got, sp)
+		}
+		b := openAccess(t, cs, "sdktest-ha")
+		if b.SupportsHighlyAvailableStorage() != ha || b.HasDefaultSavepointLocation() != sp {
+			t.Errorf("a second access of the job reports SupportsHighlyAvailableStorage = %v, HasDefaultSavepointLocation = %v; the first %v, %v",
+				b.SupportsHighlyAvailableStorage(), b.HasDefaultSavepointLocation(), ha, sp)
 		}
 	})
 }
@@ -92,13 +104,18 @@ func locationChecks(t *testing.T, factory StorageFactory) {
 		refs := make(map[string]int64)
 		for id := int64(1); id <= 3; id++ {
 			loc := checkpointLocation(t, a, id)
-			if loc.LocationReference() != loc.LocationReference() {
-				t.Errorf("LocationReference of checkpoint %d changes between calls", id)
+			ref := loc.LocationReference()
+			if ref == "" {
+				t.Errorf("LocationReference of checkpoint %d is empty", id)
 			}
-			if other, dup := refs[loc.LocationReference()]; dup {
-				t.Errorf("checkpoints %d and %d share location %q", other, id, loc.LocationReference())
+			writeStream(t, loc, sdk.ScopeExclusive, payload(100, byte(id)))
+			if got := loc.LocationReference(); got != ref {
+				t.Errorf("LocationReference of checkpoint %d is %q after a stream was written, %q before", id, got, ref)
 			}
-			refs[loc.LocationReference()] = id
+			if other, dup := refs[ref]; dup {
+				t.Errorf("checkpoints %d and %d share location %q", other, id, ref)
+			}
+			refs[ref] = id
 		}
 	})
 	t.Run("DistinctPerJob", func(t *testing.T) {

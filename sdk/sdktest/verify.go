@@ -6,18 +6,19 @@ import (
 	"io"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 // Checksum returns the CRC-32C (Castagnoli) of b, the checksum a StreamStateHandle carries
-// (sdk.Checksum).
-func Checksum(b []byte) uint32 { return sdk.Checksum(b) }
+// (host.Checksum).
+func Checksum(b []byte) uint32 { return host.Checksum(b) }
 
 // NewVerifyingReader wraps rc, the bytes of h, so that reading to the end verifies h's Size
 // and, when h carries a checksum (non-zero), its CRC-32C. A mismatch is returned by the Read
 // that reaches the end, or that goes past h.Size, as an error wrapping sdk.ErrCorrupt
-// (sdk.VerifyingReader).
+// (host.VerifyingReader).
 func NewVerifyingReader(rc io.ReadCloser, h sdk.StreamStateHandle) io.ReadCloser {
-	return sdk.VerifyingReader(rc, h)
+	return host.VerifyingReader(rc, h)
 }
 
 // describe names a handle in error messages.
@@ -30,7 +31,12 @@ func describe(h sdk.StreamStateHandle) string {
 
 // AccessReader returns a StateReader that opens handles through access.OpenState and verifies
 // them with NewVerifyingReader, as the runner does when it restores from a checkpoint storage.
+// When access is an sdk.LocalStateLocator, so is the reader, with access's answers: a backend
+// restoring through it may read local files itself, as it does under the runner.
 func AccessReader(access sdk.CheckpointStorageAccess) sdk.StateReader {
+	if l, ok := access.(sdk.LocalStateLocator); ok {
+		return locatingAccessReader{accessReader{access}, l}
+	}
 	return accessReader{access}
 }
 
@@ -43,4 +49,10 @@ func (a accessReader) Open(ctx context.Context, h sdk.StreamStateHandle) (io.Rea
 		return nil, err
 	}
 	return NewVerifyingReader(rc, h), nil
+}
+
+// locatingAccessReader is the AccessReader of an access that locates local state.
+type locatingAccessReader struct {
+	accessReader
+	sdk.LocalStateLocator
 }

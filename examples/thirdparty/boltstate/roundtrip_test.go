@@ -12,7 +12,6 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/examples/thirdparty/boltstate"
-	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/kvstream"
 	"github.com/flowstate/flowstate/sdk/sdktest"
@@ -207,9 +206,10 @@ func readAll(t *testing.T, a sdk.CheckpointStorageAccess, h sdk.StreamStateHandl
 	return b
 }
 
-// TestSavepointsMoveBetweenBackends takes a savepoint of boltdb into its own storage and
-// restores it into hashmap, and the other way round.
-func TestSavepointsMoveBetweenBackends(t *testing.T) {
+// TestSavepointsAreCanonical takes a savepoint of boltdb into its own storage and reads
+// it as sdk/kvstream's canonical stream, as every other backend restores it; and restores
+// into boltdb a savepoint written as another backend writes one (with sdk/kvstream).
+func TestSavepointsAreCanonical(t *testing.T) {
 	bolt := configured(t, sdk.Options{sdk.OptionDataInlineThreshold: "0"})
 	a, err := bolt.CreateCheckpointStorage(ctx, "portable")
 	if err != nil {
@@ -220,9 +220,8 @@ func TestSavepointsMoveBetweenBackends(t *testing.T) {
 		t.Fatal(err)
 	}
 	target := t.TempDir()
-	heap := hashmap.New()
 
-	t.Run("BoltdbToHashmap", func(t *testing.T) {
+	t.Run("FromBoltdb", func(t *testing.T) {
 		kb, want := filled(t, bolt, 3000)
 		done, handles := checkpoint(t, kb, a, 1, target)
 		if !strings.HasPrefix(done.ExternalPointer, filepath.Join(target, "savepoint-portable-")) {
@@ -231,14 +230,58 @@ func TestSavepointsMoveBetweenBackends(t *testing.T) {
 		if _, err := bolt.ResolveCheckpoint(ctx, done.ExternalPointer); err != nil {
 			t.Fatalf("ResolveCheckpoint(%q): %v", done.ExternalPointer, err)
 		}
-		if handles[0].Format != sdk.FormatCanonical {
-			t.Fatalf("savepoint format %q, want %q", handles[0].Format, sdk.FormatCanonical)
+		if len(handles) != 1 || handles[0].Format != sdk.FormatCanonical {
+			t.Fatalf("savepoint handles %+v, want one in format %q", handles, sdk.FormatCanonical)
 		}
-		restoreInto(t, heap, handles, sdktest.AccessReader(a), want)
+		got := map[string]string{}
+		for _, f := range handles[0].Files {
+			r := kvstream.NewReader(bytes.NewReader(readAll(t, a, f.Handle)))
+			for {
+				k, v, err := r.Next()
+				if err == io.EOF {
+					break
+				}
+				if err != nil {
+					t.Fatalf("reading savepoint file %q as a canonical stream: %v", f.Name, err)
+				}
+				got[string(k)] = string(v)
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("the savepoint holds %d keys, want %d", len(got), len(want))
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Fatalf("savepoint key %q = %q, want %q", k, got[k], v)
+			}
+		}
 	})
-	t.Run("HashmapToBoltdb", func(t *testing.T) {
-		kb, want := filled(t, heap, 3000)
-		_, handles := checkpoint(t, kb, a, 2, target)
+	t.Run("IntoBoltdb", func(t *testing.T) {
+		loc, err := a.InitializeLocationForSavepoint(ctx, 2, target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := loc.CreateCheckpointStateOutputStream(ctx, sdk.ScopeExclusive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := kvstream.NewWriter(out)
+		want := map[string]string{}
+		for i := range 2000 {
+			k, v := key(i%128, fmt.Sprintf("other-%d", i)), fmt.Sprint(i)
+			if err := w.Write(k, []byte(v)); err != nil {
+				t.Fatal(err)
+			}
+			want[string(k)] = v
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		h, err := out.CloseAndGetHandle(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handles := []sdk.KeyedStateHandle{{KeyGroups: params.KeyGroups, Format: sdk.FormatCanonical, Files: []sdk.NamedStateHandle{{Name: "state.kv", Handle: h}}}}
 		restoreInto(t, bolt, handles, sdktest.AccessReader(a), want)
 	})
 }

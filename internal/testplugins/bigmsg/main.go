@@ -8,16 +8,16 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/flowstate/flowstate/internal/testplugins/memstore"
+	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/sdk"
 )
 
 // valueSize is the size of every value Get returns: twice gRPC's default 4 MiB limit.
 const valueSize = 8 << 20
 
-func main() { sdk.Serve(&backend{inner: memstore.New()}) }
+func main() { sdk.Serve(&backend{inner: hashmap.New()}) }
 
-type backend struct{ inner *memstore.Plugin }
+type backend struct{ inner *hashmap.Backend }
 
 // PluginInfo implements sdk.Plugin.
 func (b *backend) PluginInfo() sdk.PluginInfo {

@@ -332,3 +332,22 @@ func BenchmarkIncrementalCheckpoint(b *testing.B) {
 	b.ReportMetric(float64(incBytes), "delta-bytes")
 	b.ReportMetric(100*float64(incBytes)/float64(full.Files[0].Handle.Size), "delta-%")
 }
+
+// canonicalSnapshot snapshots kb (parameters p) into streams and checks that the snapshot
+// is canonical and written with exclusive streams only, as full checkpoints and savepoints
+// of both built-in backends are.
+func canonicalSnapshot(t testing.TB, kb sdk.KeyedStateBackend, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams *sdktest.MemoryStreams) []sdk.KeyedStateHandle {
+	t.Helper()
+	hs := sdktest.TakeSnapshot(t, kb, p, opts, streams)
+	for _, h := range hs {
+		if h.Format != sdk.FormatCanonical {
+			t.Fatalf("snapshot %+v: format %q, want %q", opts, h.Format, sdk.FormatCanonical)
+		}
+		for _, f := range h.Files {
+			if f.Handle.Scope != sdk.ScopeExclusive {
+				t.Fatalf("snapshot %+v: stream %q has scope %v, want exclusive", opts, f.Name, f.Handle.Scope)
+			}
+		}
+	}
+	return hs
+}

@@ -1,14 +1,12 @@
-// Package wire holds what the plugin side (package sdk) and the host side (package
-// sdk/host) of Flowstate's plugin protocol share without importing each other: the
-// go-plugin plugin that package sdk registers, sizes and names of the protocol, and the
-// id tables of server-side objects.
+// Package wire holds what the two ends of Flowstate's plugin protocol share without
+// naming the sdk's types: the plugin end (package sdk, which Serve runs) and the host end
+// (package sdk/internal/client, which sdk/host uses). It has the protocol's names and
+// sizes, the handshake, the id tables of objects a plugin serves, batching and chunking,
+// the packing of mutations, the error codec and the checksum of state streams. Neither end
+// imports the other: a plugin binary links the plugin end only.
 package wire
 
-import (
-	"sync"
-
-	"github.com/hashicorp/go-plugin"
-)
+import "github.com/hashicorp/go-plugin"
 
 const (
 	// PluginName is the name of Flowstate's plugin in go-plugin's plugin sets.
@@ -23,6 +21,9 @@ const (
 	// LogLevelEnv names the environment variable through which a host passes its log
 	// level to the plugins it starts.
 	LogLevelEnv = "FLOWSTATE_PLUGIN_LOG_LEVEL"
+	// CPUProfileEnv names the environment variable that asks plugins for a CPU profile
+	// (see sdk/host.CPUProfileEnv).
+	CPUProfileEnv = "FLOWSTATE_PLUGIN_CPUPROFILE"
 	// ProtocolMismatchMessage is the message of the log line a plugin writes to stderr
 	// before exiting when it shares no protocol version with its host.
 	ProtocolMismatchMessage = "no common protocol version"
@@ -30,22 +31,12 @@ const (
 	PluginProtocolsKey = "plugin_protocols"
 )
 
-var (
-	mu         sync.Mutex
-	grpcPlugin plugin.Plugin
-)
-
-// Register sets the go-plugin plugin that serves and dials Flowstate's services. Package
-// sdk calls it from an init function.
-func Register(p plugin.Plugin) {
-	mu.Lock()
-	defer mu.Unlock()
-	grpcPlugin = p
-}
-
-// Plugin returns the plugin set by Register, nil when package sdk is not linked in.
-func Plugin() plugin.Plugin {
-	mu.Lock()
-	defer mu.Unlock()
-	return grpcPlugin
+// Handshake returns go-plugin's handshake of Flowstate plugins at protocol version v. The
+// cookie only tells a user who runs a plugin binary by hand that it is a plugin.
+func Handshake(v uint) plugin.HandshakeConfig {
+	return plugin.HandshakeConfig{
+		ProtocolVersion:  v,
+		MagicCookieKey:   "FLOWSTATE_PLUGIN",
+		MagicCookieValue: "d2f1c1c6-state-backend-and-checkpoint-storage",
+	}
 }

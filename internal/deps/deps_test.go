@@ -1,0 +1,256 @@
+package deps
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"maps"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const (
+	repo      = "github.com/flowstate/flowstate"
+	sdkModule = repo + "/sdk"
+	plugins   = repo + "/plugins/"
+	registry  = repo + "/plugins/builtin"
+)
+
+// sdkRequires are the only modules the SDK's go.mod may require directly.
+var sdkRequires = []string{
+	"github.com/hashicorp/go-hclog",
+	"github.com/hashicorp/go-plugin",
+	"google.golang.org/grpc",
+	"google.golang.org/protobuf",
+}
+
+// hostEnd are the SDK's packages a plugin binary must not link.
+var hostEnd = []string{sdkModule + "/host", sdkModule + "/internal/client"}
+
+// pkg is what go list says of one package (or one test variant of it).
+type pkg struct {
+	ImportPath string   // "p", or "p [q.test]" for a variant compiled for q's tests
+	ForTest    string   // q, for such a variant
+	Imports    []string // as ImportPath names them
+	Standard   bool
+	Module     *struct{ Path string }
+}
+
+// path is the import path of the package p is or tests: without a variant's suffix and
+// without the ".test" of a test's main package.
+func (p pkg) path() string { return pathOf(p.ImportPath) }
+
+// test reports whether p is compiled only for tests: a test variant or a test's main.
+func (p pkg) test() bool { return p.ForTest != "" || strings.HasSuffix(p.ImportPath, ".test") }
+
+// pathOf returns the import path of the package an ImportPath of go list names.
+func pathOf(id string) string {
+	path, _, _ := strings.Cut(id, " ")
+	return strings.TrimSuffix(path, ".test")
+}
+
+// graph is the packages go list found, by ImportPath.
+type graph map[string]pkg
+
+// root returns the repository's root directory.
+func root(t *testing.T) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// list runs go list -deps -test -json ./... in dir.
+func list(t *testing.T, dir string) graph {
+	t.Helper()
+	cmd := exec.Command("go", "list", "-deps", "-test", "-json=ImportPath,ForTest,Imports,Standard,Module", "./...")
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list in %s: %v\n%s", dir, err, stderr.Bytes())
+	}
+	g := graph{}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("go list in %s: %v", dir, err)
+		}
+		g[p.ImportPath] = p
+	}
+	if len(g) == 0 {
+		t.Fatalf("go list in %s found no packages", dir)
+	}
+	return g
+}
+
+// reach returns, for every package reachable from start through imports (start
+// included), the chain of imports that reaches it first; it does not go on from a
+// package for which stop returns true.
+func (g graph) reach(start string, stop func(pkg) bool) map[string][]string {
+	chains := map[string][]string{start: {start}}
+	queue := []string{start}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		p := g[id]
+		if id != start && stop(p) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if _, seen := chains[imp]; !seen {
+				chains[imp] = append(slices.Clone(chains[id]), imp)
+				queue = append(queue, imp)
+			}
+		}
+	}
+	return chains
+}
+
+// under reports whether path is dir or a package below it.
+func under(path, dir string) bool { return path == dir || strings.HasPrefix(path, dir+"/") }
+
+// pluginOf returns the plugin a package path of the repository belongs to: "hashmap" for
+// plugins/hashmap/..., "" for anything else.
+func pluginOf(path string) string {
+	rest, ok := strings.CutPrefix(path, plugins)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(rest, "/")
+	return name
+}
+
+// violations are the arrows a test found, each with the first chain of imports found.
+type violations map[string][]string
+
+func (v violations) add(what string, chain []string) {
+	if _, ok := v[what]; !ok {
+		v[what] = chain
+	}
+}
+
+// report fails t with every violation, in order.
+func (v violations) report(t *testing.T) {
+	for _, what := range slices.Sorted(maps.Keys(v)) {
+		t.Errorf("%s\n\t%s", what, strings.Join(v[what], "\n\t-> "))
+	}
+}
+
+// check fails t with the arrows found in g: for every package from selects (what names
+// them), each package it reaches for which bad returns a description; it does not go on
+// past a package for which stop returns true.
+func check(t *testing.T, g graph, what string, from, stop func(pkg) bool, bad func(from pkg, path string) string) {
+	t.Helper()
+	v := violations{}
+	checked := 0
+	for id, p := range g {
+		if !from(p) {
+			continue
+		}
+		checked++
+		for dep, c := range g.reach(id, stop) {
+			if d := bad(p, pathOf(dep)); d != "" {
+				v.add(d, c)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatalf("go list found none of %s", what)
+	}
+	v.report(t)
+}
+
+func none(pkg) bool { return false }
+
+// moduleReachesOnly fails t when a package of module (named what), tests included,
+// reaches a package of this repository that is not under one of allowed.
+func moduleReachesOnly(t *testing.T, g graph, module, what string, allowed ...string) {
+	t.Helper()
+	inModule := func(p pkg) bool { return p.Module != nil && p.Module.Path == module }
+	check(t, g, what, inModule, none, func(_ pkg, path string) string {
+		if under(path, repo) && !slices.ContainsFunc(allowed, func(a string) bool { return under(path, a) }) {
+			return what + " reaches " + path
+		}
+		return ""
+	})
+}
+
+// TestSDKImportsOnlyItsModule: no package of the SDK module, tests included, reaches a
+// package of the repository outside the module, and the module requires only what a plugin
+// author's go.mod should pull in.
+func TestSDKImportsOnlyItsModule(t *testing.T) {
+	dir := filepath.Join(root(t), "sdk")
+	moduleReachesOnly(t, list(t, dir), sdkModule, "the SDK", sdkModule)
+	out, err := exec.Command("go", "mod", "edit", "-json", filepath.Join(dir, "go.mod")).Output()
+	if err != nil {
+		t.Fatalf("go mod edit -json: %v", err)
+	}
+	var mod struct {
+		Module  struct{ Path string }
+		Require []struct {
+			Path     string
+			Indirect bool
+		}
+	}
+	if err := json.Unmarshal(out, &mod); err != nil {
+		t.Fatal(err)
+	}
+	if mod.Module.Path != sdkModule {
+		t.Errorf("sdk/go.mod is module %q, want %q", mod.Module.Path, sdkModule)
+	}
+	for _, r := range mod.Require {
+		if !r.Indirect && !slices.Contains(sdkRequires, r.Path) {
+			t.Errorf("sdk/go.mod requires %s; the SDK may require only %v", r.Path, sdkRequires)
+		}
+		if under(r.Path, repo) {
+			t.Errorf("sdk/go.mod requires %s, a module of this repository", r.Path)
+		}
+	}
+}
+
+// TestPluginsImportNoRuntimeNorOtherPlugins: a plugin, its tests included, reaches
+// neither the runtime nor another plugin; its binary does not link the SDK's host end.
+func TestPluginsImportNoRuntimeNorOtherPlugins(t *testing.T) {
+	isPlugin := func(p pkg) bool { return pluginOf(p.path()) != "" && !under(p.path(), registry) }
+	check(t, list(t, root(t)), "the plugins", isPlugin, none, func(p pkg, path string) string {
+		own, other := pluginOf(p.path()), pluginOf(path)
+		switch {
+		case under(path, repo+"/runtime"):
+			return "plugin " + own + " reaches the runtime: " + path
+		case other != "" && other != own:
+			return "plugin " + own + " reaches plugin " + other + ": " + path
+		case !p.test() && slices.ContainsFunc(hostEnd, func(h string) bool { return under(path, h) }):
+			return "plugin " + own + " links the SDK's host end: " + path
+		}
+		return ""
+	})
+}
+
+// TestRuntimeReachesPluginsOnlyThroughTheRegistry: the runtime's packages reach a plugin
+// only through plugins/builtin, the registry of the built-in plugins. (Its tests may wire
+// built-in plugins in-process, as cmd/ and examples do.)
+func TestRuntimeReachesPluginsOnlyThroughTheRegistry(t *testing.T) {
+	isRuntime := func(p pkg) bool { return under(p.path(), repo+"/runtime") && !p.test() }
+	viaRegistry := func(p pkg) bool { return under(p.path(), registry) }
+	check(t, list(t, root(t)), "the runtime's packages", isRuntime, viaRegistry, func(_ pkg, path string) string {
+		if under(path, repo+"/plugins") && !under(path, registry) {
+			return "the runtime reaches " + path + " not through " + registry
+		}
+		return ""
+	})
+}
+
+// TestThirdPartyExampleNeedsOnlyTheSDK: the example plugin, a module of its own as a third
+// party's is, reaches nothing of this repository but the SDK module, tests included.
+func TestThirdPartyExampleNeedsOnlyTheSDK(t *testing.T) {
+	const example = repo + "/examples/thirdparty"
+	moduleReachesOnly(t, list(t, filepath.Join(root(t), "examples", "thirdparty")), example, "the third-party example", example, sdkModule)
+}

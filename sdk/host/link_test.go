@@ -1,0 +1,45 @@
+package host_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// symbols returns the symbol table of the binary at path, as go tool nm prints it.
+func symbols(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command("go", "tool", "nm", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go tool nm %s: %v\n%s", path, err, out)
+	}
+	return string(out)
+}
+
+// TestPluginBinaryLinksNoHostEnd: a plugin binary holds the plugin end of the protocol
+// (package sdk's servers) and what both ends share (sdk/internal/wire), and nothing of the
+// host end (sdk/internal/client, sdk/host).
+func TestPluginBinaryLinksNoHostEnd(t *testing.T) {
+	const (
+		pluginEnd = "github.com/flowstate/flowstate/sdk.(*storageServer)."
+		shared    = "github.com/flowstate/flowstate/sdk/internal/wire."
+		clientEnd = "github.com/flowstate/flowstate/sdk/internal/client."
+		hostPkg   = "github.com/flowstate/flowstate/sdk/host."
+	)
+	for _, name := range []string{"mem", "memstorage", "refprev"} {
+		syms := symbols(t, pluginPath(name))
+		for _, want := range []string{pluginEnd, shared} { // the names checked are the linked ones
+			if !strings.Contains(syms, want) {
+				t.Errorf("plugin %s: no symbol %s*", name, want)
+			}
+		}
+		for _, host := range []string{clientEnd, hostPkg} {
+			for _, line := range strings.Split(syms, "\n") {
+				if strings.Contains(line, host) {
+					t.Errorf("plugin %s links the host end: %s", name, strings.TrimSpace(line))
+					break
+				}
+			}
+		}
+	}
+}

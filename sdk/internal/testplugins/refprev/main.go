@@ -1,0 +1,38 @@
+// Command refprev is the reference test plugin (a state backend and checkpoint storage of
+// package ref) speaking the previous protocol: protocol version 1 as plugins built before
+// its additions (the Pipeline stream, reads ahead, local restore reads, the optional
+// interfaces of accesses) speak it, announcing none of them.
+// FLOWSTATE_TESTPLUGIN_ANNOUNCE, a comma-separated list of "pipeline", "reads-ahead",
+// "local-reads" and "access-interfaces", plays a plugin built between two additions.
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/testplugins/ref"
+	"github.com/flowstate/flowstate/sdk/internal/wire"
+)
+
+func main() {
+	var a wire.Additions
+	for _, name := range strings.FieldsFunc(os.Getenv("FLOWSTATE_TESTPLUGIN_ANNOUNCE"), func(r rune) bool { return r == ',' }) {
+		switch name {
+		case "pipeline":
+			a.Pipeline = true
+		case "reads-ahead":
+			a.ReadsAhead = true
+		case "local-reads":
+			a.LocalReads = true
+		case "access-interfaces":
+			a.AccessInterfaces = true
+		default:
+			fmt.Fprintf(os.Stderr, "refprev: unknown addition %q in FLOWSTATE_TESTPLUGIN_ANNOUNCE\n", name)
+			os.Exit(2)
+		}
+	}
+	wire.Announced = a
+	sdk.Serve(ref.NewPlugin(), sdk.ServeOpts{ProtocolVersions: []int{1}})
+}

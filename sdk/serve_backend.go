@@ -1,0 +1,231 @@
+package sdk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/flowstate/flowstate/sdk/internal/prio"
+	pb "github.com/flowstate/flowstate/sdk/internal/proto"
+	"github.com/flowstate/flowstate/sdk/internal/wire"
+)
+
+// backendServer serves a StateBackend; its keyed backends and snapshots live in tables.
+type backendServer struct {
+	pb.UnimplementedStateBackendServer
+	impl      StateBackend
+	backends  wire.Table[*servedKeyed]
+	snapshots wire.Table[Snapshot]
+}
+
+// servedKeyed is a keyed backend being served. Its calls come from several RPCs at once (a
+// Get while the Pipeline's writes are in flight), and mu keeps them one at a time, as
+// KeyedStateBackend asks; a Get, which a subtask waits for, goes before queued writes.
+type servedKeyed struct {
+	kb KeyedStateBackend
+	mu prio.Mutex
+}
+
+// call runs f on the keyed backend, alone; urgent lets it go before queued calls.
+func (k *servedKeyed) call(urgent bool, f func(KeyedStateBackend) error) error {
+	if urgent {
+		k.mu.LockUrgent()
+	} else {
+		k.mu.Lock()
+	}
+	defer k.mu.Unlock()
+	return f(k.kb)
+}
+
+func (s *backendServer) keyed(id uint64) (*servedKeyed, error) {
+	k, ok := s.backends.Get(id)
+	if !ok {
+		return nil, fmt.Errorf("keyed backend %d: %w (closed or never created)", id, ErrNotFound)
+	}
+	return k, nil
+}
+
+func (s *backendServer) CreateKeyedBackend(ctx context.Context, req *pb.CreateKeyedBackendRequest) (*pb.CreateKeyedBackendResponse, error) {
+	kb, err := s.impl.CreateKeyedStateBackend(ctx, paramsFromProto(req))
+	if err != nil {
+		return nil, err
+	}
+	if kb == nil {
+		return nil, fmt.Errorf("CreateKeyedStateBackend returned no backend and no error")
+	}
+	id := s.backends.Add(&servedKeyed{kb: kb})
+	return &pb.CreateKeyedBackendResponse{BackendId: id, Pipeline: wire.Announced.Pipeline, ReadsAhead: wire.Announced.ReadsAhead}, nil
+}
+
+func (s *backendServer) Get(ctx context.Context, req *pb.GetRequest) (resp *pb.GetResponse, err error) {
+	k, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	err = k.call(true, func(kb KeyedStateBackend) error {
+		resp, err = getOnPlugin(ctx, kb, req)
+		return err
+	})
+	return resp, err
+}
+
+// getOnPlugin answers a GetRequest for a prefix of its keys whose values fit the batch
+// size (at least one key).
+func getOnPlugin(ctx context.Context, kb KeyedStateBackend, req *pb.GetRequest) (*pb.GetResponse, error) {
+	values, err := kb.Get(ctx, req.Keys)
+	if err != nil {
+		return nil, err
+	}
+	if len(values) != len(req.Keys) {
+		return nil, fmt.Errorf("keyed backend %d: Get returned %d values for %d keys", req.BackendId, len(values), len(req.Keys))
+	}
+	n := wire.BatchEnd(values, func(v []byte) int { return len(v) })
+	resp := &pb.GetResponse{Values: values[:n]}
+	for i, v := range values[:n] {
+		if v == nil {
+			resp.Absent = append(resp.Absent, uint32(i))
+		}
+	}
+	return resp, nil
+}
+
+func (s *backendServer) Write(ctx context.Context, req *pb.WriteRequest) (*pb.Empty, error) {
+	k, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, k.call(false, func(kb KeyedStateBackend) error { return writeOnPlugin(ctx, kb, req) })
+}
+
+// writeOnPlugin applies a WriteRequest.
+func writeOnPlugin(ctx context.Context, kb KeyedStateBackend, req *pb.WriteRequest) error {
+	muts := make([]Mutation, len(req.Mutations))
+	for i, m := range req.Mutations {
+		muts[i] = Mutation{Key: m.Key, Value: m.Value, Delete: m.Delete}
+	}
+	err := wire.UnpackMutations(req.Packed, func(m wire.Mutation) { muts = append(muts, Mutation(m)) })
+	if err != nil {
+		return fmt.Errorf("keyed backend %d: write request: %w: %w", req.BackendId, err, ErrInvalidArgument)
+	}
+	return kb.Write(ctx, muts)
+}
+
+func (s *backendServer) Scan(ctx context.Context, req *pb.ScanRequest) (*pb.ScanResponse, error) {
+	k, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	var kvs []KV
+	err = k.call(false, func(kb KeyedStateBackend) (err error) {
+		kvs, err = kb.Scan(ctx, req.Start, req.End, int(req.Limit))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A shorter page is fine: the caller reads on from the last key returned.
+	n := wire.BatchEnd(kvs, func(kv KV) int { return len(kv.Key) + len(kv.Value) })
+	pairs := make([]*pb.KV, n)
+	for i, kv := range kvs[:n] {
+		pairs[i] = &pb.KV{Key: kv.Key, Value: kv.Value}
+	}
+	return &pb.ScanResponse{Pairs: pairs}, nil
+}
+
+func (s *backendServer) Snapshot(ctx context.Context, req *pb.SnapshotRequest) (*pb.SnapshotResponse, error) {
+	k, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	var snap Snapshot
+	err = k.call(false, func(kb KeyedStateBackend) (err error) {
+		snap, err = kb.Snapshot(ctx, SnapshotOptions{CheckpointID: req.CheckpointId, Savepoint: req.Savepoint, Full: req.Full})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
+		return nil, fmt.Errorf("keyed backend %d: Snapshot returned no snapshot and no error", req.BackendId)
+	}
+	return &pb.SnapshotResponse{SnapshotId: s.snapshots.Add(snap)}, nil
+}
+
+func (s *backendServer) SnapshotRelease(_ context.Context, req *pb.SnapshotReleaseRequest) (*pb.Empty, error) {
+	snap, ok := s.snapshots.Remove(req.SnapshotId)
+	if !ok {
+		return nil, fmt.Errorf("snapshot %d: %w (already released)", req.SnapshotId, ErrNotFound)
+	}
+	snap.Release()
+	return &pb.Empty{}, nil
+}
+
+func (s *backendServer) NotifyCheckpointComplete(ctx context.Context, req *pb.NotifyRequest) (*pb.Empty, error) {
+	k, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, k.call(false, func(kb KeyedStateBackend) error { return kb.NotifyCheckpointComplete(ctx, req.CheckpointId) })
+}
+
+func (s *backendServer) NotifyCheckpointAborted(ctx context.Context, req *pb.NotifyRequest) (*pb.Empty, error) {
+	k, err := s.keyed(req.BackendId)
+	if err != nil {
+		return nil, err
+	}
+	return &pb.Empty{}, k.call(false, func(kb KeyedStateBackend) error { return kb.NotifyCheckpointAborted(ctx, req.CheckpointId) })
+}
+
+func (s *backendServer) CloseKeyedBackend(_ context.Context, req *pb.BackendRequest) (*pb.Empty, error) {
+	k, ok := s.backends.Remove(req.BackendId)
+	if !ok {
+		return nil, fmt.Errorf("keyed backend %d: %w (already closed)", req.BackendId, ErrNotFound)
+	}
+	return &pb.Empty{}, k.call(false, KeyedStateBackend.Close)
+}
+
+// Pipeline performs the writes and reads of one keyed backend in the order they arrive and
+// answers each, in order (the host end is a host.PipelinedWriter).
+func (s *backendServer) Pipeline(st pb.StateBackend_PipelineServer) error {
+	var k *servedKeyed
+	var failed *pb.Error
+	for {
+		req, err := st.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if k == nil {
+			if k, err = s.keyed(req.BackendId); err != nil {
+				return err
+			}
+		}
+		resp := &pb.PipelineResponse{Error: failed}
+		if failed == nil {
+			switch op := req.Op.(type) {
+			case *pb.PipelineRequest_Write:
+				err := k.call(false, func(kb KeyedStateBackend) error { return writeOnPlugin(st.Context(), kb, op.Write) })
+				if err != nil {
+					failed = wireErrors.ToProto(err)
+					resp.Error = failed
+				}
+			case *pb.PipelineRequest_Get:
+				err := k.call(false, func(kb KeyedStateBackend) (err error) {
+					resp.Get, err = getOnPlugin(st.Context(), kb, op.Get)
+					return err
+				})
+				if err != nil {
+					resp.Error = wireErrors.ToProto(err) // a failed read changes no state
+				}
+			default:
+				resp.Error = wireErrors.ToProto(fmt.Errorf("pipeline: an empty request: %w", ErrInvalidArgument))
+			}
+		}
+		if err := st.Send(resp); err != nil {
+			return err
+		}
+	}
+}
