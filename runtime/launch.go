@@ -63,6 +63,8 @@ func (l *Launch) Run(ctx context.Context, job *dataflow.Job) error {
 		log = hclog.NewNullLogger()
 	}
 	m := monitor.New(job.Name, monitor.Options{})
+	l.Host.Observe(m.PluginCalls)
+	defer l.Host.Observe(nil)
 	jobCtx, cancelJob := context.WithCancelCause(ctx)
 	defer cancelJob(nil)
 	srv, err := control.Listen(l.Config.Control.Address, job.Name, func() { cancelJob(ErrJobCancelled) }, monitor.Handler(m))

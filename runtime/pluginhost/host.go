@@ -61,6 +61,7 @@ type Host struct {
 	mu        sync.Mutex
 	instances map[string]*Instance
 	closed    bool
+	observers observers // see Observe
 }
 
 // New returns a Host; it starts nothing until Open.
@@ -123,7 +124,8 @@ func (h *Host) newInstance(name string) (*Instance, error) {
 		return nil, err
 	}
 	return &Instance{name: name, path: resolved, sha256: h.opts.Checksums[name], pinnedIn: h.opts.PinnedIn[name],
-		logger: h.logger, heartbeat: heartbeat{every: h.opts.HeartbeatInterval, timeout: h.opts.HeartbeatTimeout}}, nil
+		logger: h.logger, heartbeat: heartbeat{every: h.opts.HeartbeatInterval, timeout: h.opts.HeartbeatTimeout},
+		observer: forwarder{h, name}}, nil
 }
 
 // pinned refuses plugin name when a lock file is in force and pins no checksum for it.

@@ -21,6 +21,7 @@ type Instance struct {
 	builtin   func() sdk.Plugin
 	logger    hclog.Logger
 	heartbeat heartbeat
+	observer  host.CallObserver // sees the calls into every process of the plugin
 
 	mu         sync.Mutex
 	proc       *host.Plugin // process of a binary
@@ -45,7 +46,7 @@ func (in *Instance) start(ctx context.Context) error {
 		in.generation++
 		return nil
 	}
-	p, err := host.Start(ctx, host.Config{Path: in.path, SHA256: in.sha256, Logger: in.logger})
+	p, err := host.Start(ctx, host.Config{Path: in.path, SHA256: in.sha256, Logger: in.logger, Observer: in.observer})
 	if err != nil {
 		if errors.Is(err, host.ErrChecksumMismatch) && in.pinnedIn != "" {
 			return fmt.Errorf("%w (pinned in %s; if the new binary is intended, run `runner plugins lock` again)", err, in.pinnedIn)
