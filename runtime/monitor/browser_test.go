@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -12,21 +11,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-)
 
-// chromiumBinary finds a Chromium or Chrome binary: $FLOWSTATE_CHROMIUM, or one on PATH.
-// scripts/chromium.sh installs Debian's chromium where none is found.
-func chromiumBinary() string {
-	if p := os.Getenv("FLOWSTATE_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
+	"github.com/flowstate/flowstate/internal/testbin"
+)
 
 // TestWebPageInBrowser loads the job page of a running job in headless Chromium while the
 // job reports checkpoints, and waits for what Flink's checkpoint tab shows: a checkpoint
@@ -34,7 +21,7 @@ func chromiumBinary() string {
 // screenshot in the test's temporary directory; with FLOWSTATE_UPDATE_SCREENSHOT=1 also as
 // docs/images/web-ui.png.
 func TestWebPageInBrowser(t *testing.T) {
-	bin := chromiumBinary()
+	bin := testbin.Chromium()
 	if bin == "" {
 		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome on PATH, or $FLOWSTATE_CHROMIUM): " +
 			"the web page's browser test needs one; scripts/chromium.sh installs Debian's package (CI runs it)")

@@ -88,8 +88,8 @@ function drawJob(job) {
     return el("tr", { "data-operator": v.id },
       el("td", {}, v.name),
       el("td", { class: "num" }, v.parallelism),
-      el("td", { class: "num" }, count(v.metrics["read-records"])),
-      el("td", { class: "num" }, count(v.metrics["write-records"])),
+      el("td", { class: "num records-in" }, count(v.metrics["read-records"])),
+      el("td", { class: "num records-out" }, count(v.metrics["write-records"])),
       el("td", { class: "num" }, rate(v["read-records-per-second"])),
       el("td", { class: "num" }, rate(v["write-records-per-second"])),
       el("td", { class: "num" }, sizes.length ? bytes(sizes.reduce((a, b) => a + b, 0)) : "-"));

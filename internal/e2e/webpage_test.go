@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/flowstate/flowstate/internal/testbin"
+	"github.com/flowstate/flowstate/internal/wordcheck"
+)
+
+// TestWebPageOfARunningJob opens the page a real runner serves for a running word count
+// in headless Chromium and waits for what an operator looks for: the job running, its
+// two plugins with the pids the runner started them with, records flowing through its
+// operators, and a completed checkpoint row. It saves a screenshot in the test's
+// temporary directory.
+func TestWebPageOfARunningJob(t *testing.T) {
+	bin := testbin.Chromium()
+	if bin == "" {
+		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome on PATH, or $FLOWSTATE_CHROMIUM): " +
+			"the web page's browser test needs one; scripts/chromium.sh installs Debian's package (CI runs it)")
+	}
+	dir := t.TempDir()
+	input, cfg := filepath.Join(dir, "in.txt"), filepath.Join(dir, "c.yaml")
+	if err := wordcheck.WriteText(input, 4<<20, 5000, 9); err != nil {
+		t.Fatal(err)
+	}
+	writeConfig(t, cfg, map[string]any{
+		"state.backend.type":               "hashmap",
+		"execution.checkpointing.storage":  "filesystem",
+		"execution.checkpointing.dir":      filepath.Join(dir, "checkpoints"),
+		"execution.checkpointing.interval": "200ms",
+		"job.name":                         "wc",
+		"job.parallelism":                  2,
+		"job.input":                        input,
+		"job.output":                       filepath.Join(dir, "out"),
+		"job.rate":                         5000, // long enough to watch
+	})
+	r := startRunner(t, "run", "--config", cfg, "--plugin-dir", testbin.PluginDir(t))
+	var addr string
+	for deadline := time.Now().Add(time.Minute); addr == ""; {
+		if m := endpointLine.FindStringSubmatch(r.out.String()); m != nil {
+			addr = m[1]
+		} else if r.exited() || time.Now().After(deadline) {
+			t.Fatalf("no control endpoint line:\n%s", tail(r.out.String(), 20))
+		} else {
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	backendPid := 0
+	for deadline := time.Now().Add(time.Minute); backendPid == 0; time.Sleep(20 * time.Millisecond) {
+		if backendPid = pluginOf(r.cmd.Process.Pid, "hashmap"); backendPid == 0 && time.Now().After(deadline) {
+			t.Fatal("no hashmap plugin process")
+		}
+	}
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.WindowSize(1400, 1250),
+	)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	defer cancelAlloc()
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
+	defer cancelBrowser()
+	if err := chromedp.Do(bctx,
+		chromedp.Navigate("http://"+addr+"/"),
+		chromedp.WaitVisible(chromedp.CSS(`#history tr[data-status="COMPLETED"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#plugins tr[data-plugin="hashmap"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`#plugins tr[data-plugin="fsstorage"]`)),
+	); err != nil {
+		t.Fatalf("the page of the running job: %v\n%s", err, tail(r.out.String(), 20))
+	}
+	if got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#job-name`))); err != nil || got != "wc" {
+		t.Fatalf("job name on the page: %q, %v", got, err)
+	}
+	if got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#plugins tr[data-plugin="hashmap"]`))); err != nil || !strings.Contains(got, strconv.Itoa(backendPid)) {
+		t.Fatalf("hashmap's row shows %q (%v), want its pid %d", got, err, backendPid)
+	}
+	// Records flow: the page's records-in of the keyed operator becomes positive.
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](
+		`(() => { const c = document.querySelector('#operators tr[data-operator="count"] td.records-in'); return !!c && parseInt(c.textContent.replace(/[^0-9]/g, '')) > 0 })()`,
+		chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Fatalf("the page never showed records into operator count: %v", err)
+	}
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	shot := filepath.Join(dir, "web-ui-running-job.png")
+	if err := os.WriteFile(shot, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(fmt.Sprintf("screenshot of the running job's page: %s (%d bytes)", shot, len(png)))
+	if out, err := runnerCmd(t, "stop", "--config", cfg, "--plugin-dir", testbin.PluginDir(t)); err != nil {
+		t.Fatalf("stop: %v\n%s", err, out)
+	}
+	if err := r.wait(t, time.Minute); err != nil {
+		t.Fatalf("runner after stop: %v\n%s", err, tail(r.out.String(), 20))
+	}
+}
