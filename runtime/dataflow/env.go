@@ -25,6 +25,13 @@ type Env struct {
 	Interval time.Duration
 	// Timeout after which a checkpoint that has not completed is aborted.
 	Timeout time.Duration
+	// AtLeastOnce selects at-least-once checkpoints (Flink's execution.checkpointing.mode
+	// AT_LEAST_ONCE): a keyed subtask keeps processing the inputs whose barrier arrived
+	// and takes its snapshot once the barrier arrived on every input, so no input is held
+	// back, but after a failure some records may be processed twice. False (the default)
+	// is EXACTLY_ONCE: barriers are aligned, and no record that follows a barrier is part
+	// of that barrier's snapshot.
+	AtLeastOnce bool
 	// TolerableFailures is the number of consecutive failed checkpoints the job survives.
 	TolerableFailures int
 	// Savepoints receives savepoint requests while the job runs (may be nil).

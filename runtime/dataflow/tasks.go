@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
@@ -125,18 +124,27 @@ func (t *sourceTask) barrier(ctx context.Context, b *barrier) error {
 // stageTask runs one subtask of a keyed stage: its keyed operator, the stateless chain
 // behind it, and the sink when the stage is the last.
 type stageTask struct {
-	a          *attempt
-	idx        int
-	st         *stage
-	inputs     []chan message
-	kb         sdk.KeyedStateBackend
-	store      *state.Store
-	out        *output
-	sink       SinkWriter
-	notify     chan struct{}
-	done       int64 // newest checkpoint committed
-	seenAborts int   // entries of a.abortedIDs already passed on
-	begun      bool  // a batch has been processed
+	a      *attempt
+	idx    int
+	st     *stage
+	in     *inbox
+	inputs int // the subtasks of the stage before, all sending into in
+	kb     sdk.KeyedStateBackend
+	store  *state.Store
+	out    *output
+	sink   SinkWriter
+	notify chan struct{}
+	// The alignment in progress (see exchange.go): the barrier, how many inputs sent it,
+	// and how many inputs ended.
+	pending *barrier
+	arrived int
+	ended   int
+	// aligned is the newest barrier aligned or released, as published in in.aligned.
+	aligned     int64
+	lastAborted int64 // the newest aborted checkpoint passed on
+	done        int64 // newest checkpoint committed
+	seenAborts  int   // entries of a.abortedIDs already passed on
+	begun       bool  // a batch has been processed
 	// pauses are the durations of the synchronous snapshots this subtask took.
 	pauses []time.Duration
 }
@@ -149,9 +157,6 @@ func (t *stageTask) run(ctx context.Context) error {
 	var procErr error
 	emit := chainEmit(t.st.chain, func(r any) { t.out.emit(ctx, r) }, &procErr)
 	kc := &KeyedContext{store: t.store}
-	blocked := make([]bool, len(t.inputs))
-	ended := make([]bool, len(t.inputs))
-	var pending *barrier
 	var ahead []message // batches taken in, in order, their state being read
 	process := func() error {
 		m := ahead[0]
@@ -175,24 +180,10 @@ func (t *stageTask) run(ctx context.Context) error {
 		}
 		return nil
 	}
-	cases := make([]reflect.SelectCase, 0, len(t.inputs)+2)
-	idx := make([]int, 0, len(t.inputs))
 	for {
-		cases, idx = cases[:0], idx[:0]
-		for i, c := range t.inputs {
-			if !blocked[i] && !ended[i] {
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
-				idx = append(idx, i)
-			}
-		}
-		cases = append(cases,
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(t.notify)},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
-		// With no input ready, process what was taken in, then flush what is buffered
-		// before blocking, so batches never wait for more input.
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectDefault})
-		chosen, v, _ := reflect.Select(cases)
-		if chosen == len(cases)-1 {
+		if len(t.in.ch) == 0 {
+			// With no input ready, process what was taken in, then flush what is
+			// buffered before blocking, so batches never wait for more input.
 			if len(ahead) > 0 {
 				if err := process(); err != nil {
 					return err
@@ -202,25 +193,25 @@ func (t *stageTask) run(ctx context.Context) error {
 			if err := t.out.flush(ctx); err != nil {
 				return err
 			}
-			cases = cases[:len(cases)-1]
-			chosen, v, _ = reflect.Select(cases)
 		}
-		switch {
-		case chosen == len(idx):
-			if err := t.commit(ctx); err != nil {
+		var m message
+		select {
+		case m = <-t.in.ch:
+		case <-t.notify:
+			if err := t.notified(ctx); err != nil {
 				return err
 			}
 			continue
-		case chosen == len(idx)+1:
+		case <-ctx.Done():
 			return ctx.Err()
 		}
-		in := idx[chosen]
-		m := v.Interface().(message)
 		switch {
 		case m.barrier != nil:
-			blocked[in], pending = true, m.barrier
+			if err := t.arrive(ctx, m.barrier); err != nil {
+				return err
+			}
 		case m.end:
-			ended[in] = true
+			t.ended++
 		default:
 			t.store.Prefetch(ctx, m.keys, m.groups)
 			ahead = append(ahead, m)
@@ -231,36 +222,84 @@ func (t *stageTask) run(ctx context.Context) error {
 			}
 			continue
 		}
-		if !all(blocked, ended) {
-			continue
-		}
-		// Every input is at a barrier or ended: what was taken in before comes first.
-		for len(ahead) > 0 {
-			if err := process(); err != nil {
+		if t.pending != nil && t.arrived+t.ended == t.inputs {
+			// Aligned: the senders may go on, and what they send now waits in the inbox
+			// until the snapshot is taken. What was taken in before comes first.
+			b := t.pending
+			t.pending, t.arrived = nil, 0
+			t.publish(b.id)
+			for len(ahead) > 0 {
+				if err := process(); err != nil {
+					return err
+				}
+			}
+			if err := t.checkpoint(ctx, b); err != nil {
 				return err
 			}
 		}
-		if pending != nil {
-			if err := t.checkpoint(ctx, pending); err != nil {
-				return err
+		if t.ended == t.inputs {
+			for len(ahead) > 0 {
+				if err := process(); err != nil {
+					return err
+				}
 			}
-			pending = nil
-			clear(blocked)
-		}
-		if all(ended, nil) {
 			return t.finish(ctx)
 		}
 	}
 }
 
-// all reports whether every input is in a or b.
-func all(a, b []bool) bool {
-	for i := range a {
-		if !a[i] && (b == nil || !b[i]) {
-			return false
+// arrive counts barrier b from one input (see exchange.go for why a count suffices).
+func (t *stageTask) arrive(ctx context.Context, b *barrier) error {
+	if b.id <= t.aligned {
+		return nil // a late copy of a barrier whose alignment was released
+	}
+	if t.pending != nil && b.id > t.pending.id {
+		// The coordinator triggers a checkpoint only after the one before completed or
+		// was aborted, and the pending one cannot complete without this subtask: it was
+		// aborted. Only at-least-once senders get here (see exchange.go).
+		if err := t.release(ctx); err != nil {
+			return err
 		}
 	}
-	return true
+	if t.pending == nil {
+		t.pending = b
+	}
+	t.arrived++
+	if b.id <= t.lastAborted {
+		return t.release(ctx)
+	}
+	return nil
+}
+
+// notified passes on completed and aborted checkpoints, and releases the alignment in
+// progress when its checkpoint was aborted.
+func (t *stageTask) notified(ctx context.Context) error {
+	if err := t.commit(ctx); err != nil {
+		return err
+	}
+	if t.pending != nil && t.pending.id <= t.lastAborted {
+		return t.release(ctx)
+	}
+	return nil
+}
+
+// release ends the alignment of an aborted checkpoint without a snapshot: the senders
+// waiting for it go on, and the barrier goes on downstream so that every subtask still
+// sends every barrier once and in order (see exchange.go).
+func (t *stageTask) release(ctx context.Context) error {
+	b := t.pending
+	t.pending, t.arrived = nil, 0
+	t.publish(b.id)
+	if t.sink != nil {
+		return nil
+	}
+	return t.out.broadcast(ctx, message{barrier: b})
+}
+
+// publish makes barrier id aligned.
+func (t *stageTask) publish(id int64) {
+	t.aligned = id
+	t.in.align(id)
 }
 
 // checkpoint takes the subtask's part of checkpoint b once its barrier arrived on every
@@ -340,6 +379,7 @@ func (t *stageTask) commit(ctx context.Context) error {
 	t.seenAborts = len(t.a.abortedIDs)
 	t.a.abortMu.Unlock()
 	for _, id := range aborted {
+		t.lastAborted = max(t.lastAborted, id)
 		if t.sink != nil {
 			if err := t.sink.Aborted(id); err != nil {
 				return fmt.Errorf("sink subtask %d: checkpoint %d aborted: %w", t.idx, id, err)
