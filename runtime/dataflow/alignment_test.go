@@ -144,12 +144,19 @@ func (w *txnWriter) Commit(int64) error  { return nil }
 func (w *txnWriter) Aborted(int64) error { return nil }
 func (w *txnWriter) Close() error        { return nil }
 
+// runAhead says how a run of runRunAhead goes.
+type runAhead struct {
+	atLeastOnce bool
+	afterSend   bool          // see runAheadSource
+	timeout     time.Duration // of a checkpoint; 0: a minute
+}
+
 // runRunAhead runs a job counting the records of a runAheadSource per key, and returns the
 // sink's transactions and the completed checkpoints.
-func runRunAhead(t *testing.T, atLeastOnce bool) (*txnSink, *runAheadSource, []*checkpoint.Metadata) {
+func runRunAhead(t *testing.T, r runAhead) (*txnSink, *runAheadSource, []*checkpoint.Metadata, *dataflow.RunStats) {
 	t.Helper()
 	f := newFixture(t, 1, nil)
-	src := &runAheadSource{records: [2]int{3000, 1000}, afterSend: atLeastOnce,
+	src := &runAheadSource{records: [2]int{3000, 1000}, afterSend: r.afterSend,
 		barrier0: make(chan struct{}), ahead: make(chan struct{})}
 	sink := &txnSink{txns: map[int64][]counted{}}
 	j := dataflow.NewJob("runahead")
@@ -170,14 +177,20 @@ func runRunAhead(t *testing.T, atLeastOnce bool) (*txnSink, *runAheadSource, []*
 	dataflow.SinkTo(out, sink)
 	var mu sync.Mutex
 	var done []*checkpoint.Metadata
-	env := f.env(nil, nil)
-	env.AtLeastOnce = atLeastOnce
+	stats := &dataflow.RunStats{}
+	env := f.env(stats, nil)
+	env.AtLeastOnce = r.atLeastOnce
+	if r.timeout > 0 {
+		env.Timeout, env.TolerableFailures = r.timeout, 1000
+	}
 	env.OnCheckpoint = func(c *checkpoint.Completed) {
 		mu.Lock()
 		done = append(done, c.Metadata)
 		mu.Unlock()
 	}
-	if err := dataflow.Run(context.Background(), j, env); err != nil {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	if err := dataflow.Run(ctx, j, env); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -185,41 +198,16 @@ func runRunAhead(t *testing.T, atLeastOnce bool) (*txnSink, *runAheadSource, []*
 	default:
 		t.Fatal("source subtask 0 never ran ahead of its barrier")
 	}
-	return sink, src, done
+	if len(done) < 1 {
+		t.Fatal("no checkpoint completed")
+	}
+	return sink, src, done, stats
 }
 
-// snapshotContents returns, for checkpoint m, the records in the sink's transactions up
-// to m, and the source positions m holds.
-func snapshotContents(t *testing.T, sink *txnSink, m *checkpoint.Metadata) (map[seqRec]int64, [2]int) {
+// checkAligned checks that every completed checkpoint holds exactly the records before
+// its barriers, each with its key's count among them.
+func checkAligned(t *testing.T, sink *txnSink, done []*checkpoint.Metadata) {
 	t.Helper()
-	var pos [2]int
-	for _, st := range m.Operator("source").Subtasks {
-		n, err := strconv.Atoi(string(st.Operator))
-		if err != nil {
-			t.Fatalf("checkpoint %d: source subtask %d position %q: %v", m.CheckpointID, st.Index, st.Operator, err)
-		}
-		pos[st.Index] = n
-	}
-	got := map[seqRec]int64{}
-	for id, txn := range sink.txns {
-		if id > m.CheckpointID {
-			continue
-		}
-		for _, c := range txn {
-			if _, dup := got[c.seqRec]; dup {
-				t.Fatalf("checkpoint %d: record %+v written twice", m.CheckpointID, c.seqRec)
-			}
-			got[c.seqRec] = c.Count
-		}
-	}
-	return got, pos
-}
-
-func TestAlignedSnapshotHoldsNoRecordAfterItsBarrier(t *testing.T) {
-	sink, src, done := runRunAhead(t, false)
-	if len(done) < 2 {
-		t.Fatalf("%d checkpoints completed, want the first and the final at least", len(done))
-	}
 	for _, m := range done {
 		got, pos := snapshotContents(t, sink, m)
 		// Expected, from the input alone: every record before the barrier positions, each
@@ -250,14 +238,65 @@ func TestAlignedSnapshotHoldsNoRecordAfterItsBarrier(t *testing.T) {
 			}
 		}
 	}
+}
+
+// snapshotContents returns, for checkpoint m, the records in the sink's transactions up
+// to m, and the source positions m holds.
+func snapshotContents(t *testing.T, sink *txnSink, m *checkpoint.Metadata) (map[seqRec]int64, [2]int) {
+	t.Helper()
+	var pos [2]int
+	for _, st := range m.Operator("source").Subtasks {
+		n, err := strconv.Atoi(string(st.Operator))
+		if err != nil {
+			t.Fatalf("checkpoint %d: source subtask %d position %q: %v", m.CheckpointID, st.Index, st.Operator, err)
+		}
+		pos[st.Index] = n
+	}
+	got := map[seqRec]int64{}
+	for id, txn := range sink.txns {
+		if id > m.CheckpointID {
+			continue
+		}
+		for _, c := range txn {
+			if _, dup := got[c.seqRec]; dup {
+				t.Fatalf("checkpoint %d: record %+v written twice", m.CheckpointID, c.seqRec)
+			}
+			got[c.seqRec] = c.Count
+		}
+	}
+	return got, pos
+}
+
+func TestAlignedSnapshotHoldsNoRecordAfterItsBarrier(t *testing.T) {
+	sink, src, done, _ := runRunAhead(t, runAhead{})
+	if len(done) < 2 {
+		t.Fatalf("%d checkpoints completed, want the first and the final at least", len(done))
+	}
+	checkAligned(t, sink, done)
 	first := done[0]
 	if _, pos := snapshotContents(t, sink, first); pos[0] >= src.records[0] {
 		t.Fatalf("checkpoint %d was taken after source subtask 0 read everything (position %d): nothing ran ahead", first.CheckpointID, pos[0])
 	}
 }
 
+// TestAbortedCheckpointReleasesItsAlignment: source subtask 1 holds its first barrier
+// back until subtask 0 has sent records that follow its own, which exactly-once mode
+// allows only once the receivers gave up aligning that barrier: when the checkpoint
+// expired. The later checkpoints are still exact.
+func TestAbortedCheckpointReleasesItsAlignment(t *testing.T) {
+	sink, src, done, stats := runRunAhead(t, runAhead{afterSend: true, timeout: time.Second})
+	if stats.FailedCheckpoints < 1 || done[0].CheckpointID == 1 {
+		t.Fatalf("checkpoint 1 did not fail (%d failed, the first completed is %d)", stats.FailedCheckpoints, done[0].CheckpointID)
+	}
+	checkAligned(t, sink, done)
+	final, _ := snapshotContents(t, sink, done[len(done)-1])
+	if want := src.records[0] + src.records[1]; len(final) != want {
+		t.Fatalf("%d records written, want %d", len(final), want)
+	}
+}
+
 func TestAtLeastOnceSnapshotMayHoldRecordsAfterItsBarrier(t *testing.T) {
-	sink, src, done := runRunAhead(t, true)
+	sink, src, done, _ := runRunAhead(t, runAhead{atLeastOnce: true, afterSend: true})
 	got, pos := snapshotContents(t, sink, done[0])
 	after := 0
 	for r := range got {

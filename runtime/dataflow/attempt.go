@@ -173,7 +173,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 	for k := 1; k < len(job.stages); k++ {
 		inboxes[k] = make([]*inbox, p)
 		for j := range inboxes[k] {
-			inboxes[k][j] = newInbox()
+			inboxes[k][j] = newInbox(p)
 		}
 	}
 	last := len(job.stages) - 1
@@ -188,9 +188,9 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 				return nil, nil, fmt.Errorf("open sink subtask %d: %w", i, err)
 			}
 			closers = append(closers, w.Close)
-			return newOutput(nil, false, nil, job.MaxParallelism, job.BatchSize, w), w, nil
+			return newOutput(i, nil, false, nil, job.MaxParallelism, job.BatchSize, w), w, nil
 		}
-		return newOutput(inboxes[k+1], !env.AtLeastOnce, job.stages[k+1].keyOf, job.MaxParallelism, job.BatchSize, nil), nil, nil
+		return newOutput(i, inboxes[k+1], !env.AtLeastOnce, job.stages[k+1].keyOf, job.MaxParallelism, job.BatchSize, nil), nil, nil
 	}
 	srcOS, err := restored(job.sourceID)
 	if err != nil {

@@ -6,14 +6,13 @@ import (
 	"github.com/flowstate/flowstate/runtime/state"
 )
 
-// message is what flows between subtasks: a batch of records with their keys, a barrier,
-// or the end of the stream.
+// message is what flows between subtasks: a batch of records with their keys, or a
+// barrier (endOfStream ends the stream).
 type message struct {
 	recs    []any
 	keys    [][]byte
 	groups  []int // the key group of each key, computed for routing
 	barrier *barrier
-	end     bool
 }
 
 // sendLimitBatches bounds what a subtask buffers for the next stage: at most
@@ -28,10 +27,14 @@ type output struct {
 	next  []*inbox // the next stage's subtasks; nil in the last stage
 	exact bool     // wait for alignment before sending (exactly once; see exchange.go)
 	sent  int64    // the newest barrier sent
-	keyOf func(any) []byte
-	maxP  int
-	batch int
-	limit int // records buffered in all before every buffer is sent
+	// touched holds the receivers sent records since the last barrier: they get the next
+	// barrier as a message behind those records, the others without one.
+	touched map[int]struct{}
+	first   int // the receiver a broadcast starts with, to spread the senders' passes
+	keyOf   func(any) []byte
+	maxP    int
+	batch   int
+	limit   int // records buffered in all before every buffer is sent
 	// open holds a buffer per receiver that has records buffered since the last flush;
 	// index finds a receiver's buffer. Only receivers written to take memory.
 	open     []routed
@@ -48,9 +51,14 @@ type routed struct {
 	m  message
 }
 
-func newOutput(next []*inbox, exact bool, keyOf func(any) []byte, maxP, batch int, sink SinkWriter) *output {
-	return &output{next: next, exact: exact, keyOf: keyOf, maxP: maxP, batch: batch,
-		limit: batch * min(len(next), sendLimitBatches), index: map[int]int{}, hint: 16, sink: sink}
+// newOutput returns the output of subtask idx: into next, or into sink when next is nil.
+func newOutput(idx int, next []*inbox, exact bool, keyOf func(any) []byte, maxP, batch int, sink SinkWriter) *output {
+	o := &output{next: next, exact: exact, touched: map[int]struct{}{}, keyOf: keyOf, maxP: maxP,
+		batch: batch, limit: batch * min(len(next), sendLimitBatches), index: map[int]int{}, hint: 16, sink: sink}
+	if len(next) > 0 {
+		o.first = idx % len(next)
+	}
+	return o
 }
 
 // emit routes one record. Errors are kept and reported by the caller after the batch.
@@ -98,19 +106,25 @@ func (o *output) send(ctx context.Context, i int) error {
 	r.m = message{}
 	o.buffered -= len(m.recs)
 	o.hint = len(m.recs)
+	o.touched[r.to] = struct{}{}
 	return o.put(ctx, r.to, m)
 }
 
-// put sends m to receiver t, first waiting, in exactly-once mode, until t aligned the
-// newest barrier sent to it.
+// put sends m to receiver t once t may take it (see waitFor).
 func (o *output) put(ctx context.Context, t int, m message) error {
-	in := o.next[t]
-	if o.exact {
-		if err := in.waitAligned(ctx, o.sent); err != nil {
-			return err
-		}
+	if err := o.waitFor(ctx, t); err != nil {
+		return err
 	}
-	return in.put(ctx, m)
+	return o.next[t].put(ctx, m)
+}
+
+// waitFor returns, in exactly-once mode, once receiver t aligned the newest barrier sent
+// to it.
+func (o *output) waitFor(ctx context.Context, t int) error {
+	if !o.exact {
+		return nil
+	}
+	return o.next[t].waitAligned(ctx, o.sent)
 }
 
 // flush sends every buffered batch.
@@ -128,20 +142,29 @@ func (o *output) flush(ctx context.Context) error {
 	return nil
 }
 
-// broadcast flushes, then sends m, a barrier or the end of the stream, to every
-// next-stage subtask.
-func (o *output) broadcast(ctx context.Context, m message) error {
+// broadcast flushes, then passes barrier b (or endOfStream) to every next-stage subtask:
+// as a message to those sent records since the last barrier, and to all in at-least-once
+// mode (but the end); by inbox.pass to the others (see exchange.go).
+func (o *output) broadcast(ctx context.Context, b *barrier) error {
 	if err := o.flush(ctx); err != nil {
 		return err
 	}
-	for t := range o.next {
-		if err := o.put(ctx, t, m); err != nil {
+	n := len(o.next)
+	for i := range n {
+		t := (o.first + i) % n
+		if _, ok := o.touched[t]; ok || !o.exact && b != endOfStream {
+			if err := o.put(ctx, t, message{barrier: b}); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := o.waitFor(ctx, t); err != nil {
 			return err
 		}
+		o.next[t].pass(b)
 	}
-	if m.barrier != nil {
-		o.sent = m.barrier.id
-	}
+	clear(o.touched)
+	o.sent = b.id
 	return nil
 }
 

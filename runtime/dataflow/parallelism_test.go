@@ -117,9 +117,7 @@ func TestWordCountProgressesAtParallelism1000(t *testing.T) {
 	j.MaxParallelism = 1000
 	stats := &dataflow.RunStats{}
 	env := f.env(stats, nil)
-	// Every checkpoint makes each of the 1000 file sink subtasks that wrote since the one
-	// before start a new file: at 1s, creating them takes most of the job's time.
-	env.Interval = 2 * time.Second
+	env.Interval = time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	start := time.Now()

@@ -102,7 +102,7 @@ func (t *sourceTask) finished(ctx context.Context) error {
 				return err
 			}
 		case <-t.a.finish:
-			return t.out.broadcast(ctx, message{end: true})
+			return t.out.broadcast(ctx, endOfStream)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -114,7 +114,7 @@ func (t *sourceTask) barrier(ctx context.Context, b *barrier) error {
 	if err != nil {
 		return fmt.Errorf("source %s subtask %d: position: %w", t.a.job.sourceID, t.idx, err)
 	}
-	if err := t.out.broadcast(ctx, message{barrier: b}); err != nil {
+	if err := t.out.broadcast(ctx, b); err != nil {
 		return err
 	}
 	t.a.sendAck(ctx, ack{id: b.id, states: []opState{{t.a.job.sourceID, checkpoint.SubtaskState{Index: t.idx, Operator: pos}}}})
@@ -134,11 +134,9 @@ type stageTask struct {
 	out    *output
 	sink   SinkWriter
 	notify chan struct{}
-	// The alignment in progress (see exchange.go): the barrier, how many inputs sent it,
-	// and how many inputs ended.
+	// pending is the barrier being aligned, once one of its messages was taken (see
+	// exchange.go; inputs may pass it without a message).
 	pending *barrier
-	arrived int
-	ended   int
 	// aligned is the newest barrier aligned or released, as published in in.aligned.
 	aligned     int64
 	lastAborted int64 // the newest aborted checkpoint passed on
@@ -180,6 +178,14 @@ func (t *stageTask) run(ctx context.Context) error {
 		}
 		return nil
 	}
+	drain := func() error {
+		for len(ahead) > 0 {
+			if err := process(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	for {
 		if len(t.in.ch) == 0 {
 			// With no input ready, process what was taken in, then flush what is
@@ -194,9 +200,27 @@ func (t *stageTask) run(ctx context.Context) error {
 				return err
 			}
 		}
-		var m message
+		var done *barrier // a barrier every input has passed
 		select {
-		case m = <-t.in.ch:
+		case m := <-t.in.ch:
+			if m.barrier == nil {
+				t.store.Prefetch(ctx, m.keys, m.groups)
+				ahead = append(ahead, m)
+				if len(ahead) > lookahead {
+					if err := process(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			var err error
+			if done, err = t.arrive(ctx, m.barrier); err != nil {
+				return err
+			}
+		case <-t.in.ready:
+			if b, all := t.in.passed(); all {
+				done = b
+			}
 		case <-t.notify:
 			if err := t.notified(ctx); err != nil {
 				return err
@@ -206,69 +230,54 @@ func (t *stageTask) run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		switch {
-		case m.barrier != nil:
-			if err := t.arrive(ctx, m.barrier); err != nil {
+		case done == nil:
+		case done == endOfStream:
+			// What was taken in before comes first.
+			if err := drain(); err != nil {
 				return err
-			}
-		case m.end:
-			t.ended++
-		default:
-			t.store.Prefetch(ctx, m.keys, m.groups)
-			ahead = append(ahead, m)
-			if len(ahead) > lookahead {
-				if err := process(); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if t.pending != nil && t.arrived+t.ended == t.inputs {
-			// Aligned: the senders may go on, and what they send now waits in the inbox
-			// until the snapshot is taken. What was taken in before comes first.
-			b := t.pending
-			t.pending, t.arrived = nil, 0
-			t.publish(b.id)
-			for len(ahead) > 0 {
-				if err := process(); err != nil {
-					return err
-				}
-			}
-			if err := t.checkpoint(ctx, b); err != nil {
-				return err
-			}
-		}
-		if t.ended == t.inputs {
-			for len(ahead) > 0 {
-				if err := process(); err != nil {
-					return err
-				}
 			}
 			return t.finish(ctx)
+		case done.id <= t.lastAborted:
+			if err := t.release(ctx, done); err != nil {
+				return err
+			}
+		default:
+			// Aligned: the senders may go on, and what they send now waits in the inbox
+			// until the snapshot is taken. What was taken in before comes first.
+			t.pending = nil
+			t.publish(done.id)
+			if err := drain(); err != nil {
+				return err
+			}
+			if err := t.checkpoint(ctx, done); err != nil {
+				return err
+			}
 		}
 	}
 }
 
-// arrive counts barrier b from one input (see exchange.go for why a count suffices).
-func (t *stageTask) arrive(ctx context.Context, b *barrier) error {
+// arrive counts barrier b, taken from the inbox, and returns it once every input has
+// passed it.
+func (t *stageTask) arrive(ctx context.Context, b *barrier) (*barrier, error) {
 	if b.id <= t.aligned {
-		return nil // a late copy of a barrier whose alignment was released
+		return nil, nil // a late copy of a barrier whose alignment was released
 	}
 	if t.pending != nil && b.id > t.pending.id {
 		// The coordinator triggers a checkpoint only after the one before completed or
 		// was aborted, and the pending one cannot complete without this subtask: it was
 		// aborted. Only at-least-once senders get here (see exchange.go).
-		if err := t.release(ctx); err != nil {
-			return err
+		if err := t.release(ctx, t.pending); err != nil {
+			return nil, err
 		}
 	}
-	if t.pending == nil {
-		t.pending = b
+	t.pending = b
+	if t.in.arrived() {
+		return b, nil
 	}
-	t.arrived++
 	if b.id <= t.lastAborted {
-		return t.release(ctx)
+		return nil, t.release(ctx, b)
 	}
-	return nil
+	return nil, nil
 }
 
 // notified passes on completed and aborted checkpoints, and releases the alignment in
@@ -277,29 +286,32 @@ func (t *stageTask) notified(ctx context.Context) error {
 	if err := t.commit(ctx); err != nil {
 		return err
 	}
-	if t.pending != nil && t.pending.id <= t.lastAborted {
-		return t.release(ctx)
+	b := t.pending
+	if b == nil {
+		b, _ = t.in.passed()
+	}
+	if b != nil && b.id <= t.lastAborted {
+		return t.release(ctx, b)
 	}
 	return nil
 }
 
-// release ends the alignment of an aborted checkpoint without a snapshot: the senders
-// waiting for it go on, and the barrier goes on downstream so that every subtask still
-// sends every barrier once and in order (see exchange.go).
-func (t *stageTask) release(ctx context.Context) error {
-	b := t.pending
-	t.pending, t.arrived = nil, 0
+// release ends the alignment of b, an aborted checkpoint, without a snapshot: the
+// senders waiting for it go on, and the barrier goes on downstream so that every subtask
+// still passes every barrier once and in order (see exchange.go).
+func (t *stageTask) release(ctx context.Context, b *barrier) error {
+	t.pending = nil
 	t.publish(b.id)
 	if t.sink != nil {
 		return nil
 	}
-	return t.out.broadcast(ctx, message{barrier: b})
+	return t.out.broadcast(ctx, b)
 }
 
-// publish makes barrier id aligned.
+// publish makes barrier id aligned and starts counting the next.
 func (t *stageTask) publish(id int64) {
 	t.aligned = id
-	t.in.align(id)
+	t.in.align(id, t.inputs)
 }
 
 // checkpoint takes the subtask's part of checkpoint b once its barrier arrived on every
@@ -329,7 +341,7 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 		}
 	}
 	if t.sink == nil {
-		if err := t.out.broadcast(ctx, message{barrier: b}); err != nil {
+		if err := t.out.broadcast(ctx, b); err != nil {
 			if snap != nil {
 				snap.Release()
 			}
@@ -424,7 +436,7 @@ func (t *stageTask) finish(ctx context.Context) error {
 	if t.sink != nil {
 		return nil
 	}
-	return t.out.broadcast(ctx, message{end: true})
+	return t.out.broadcast(ctx, endOfStream)
 }
 
 // limiter spreads a records-per-second budget over time.
