@@ -71,13 +71,13 @@ import (
 // alignment of the barrier it holds back, so no cycle forms.
 //
 // Aborted checkpoints. The coordinator aborts checkpoint n only before every subtask
-// acknowledged it, and triggers n+1 only after n completed or was aborted. A receiver that
-// learns n was aborted while aligning it (stageTask.release) ends the alignment at once
-// without a snapshot: it publishes aligned = n and passes barrier n on, so every subtask
-// still passes every barrier once and in order, and the copies of n that come later are
-// not counted. A barrier n+1 reaching a receiver that still aligns n is impossible in
-// exactly-once mode (its sender waited for n to be aligned); in at-least-once mode it
-// means n was aborted, and the receiver releases n the same way.
+// acknowledged it, and triggers n+1 only after n completed or was aborted. A receiver
+// that learns n was aborted while aligning it (stageTask.releaseAborted) ends the
+// alignment at once without a snapshot: it publishes aligned = n and passes barrier n
+// on, so every subtask still passes every barrier once and in order, and the copies of n
+// that come later are not counted. A barrier n+1 reaching a receiver that still aligns n
+// is impossible in exactly-once mode (its sender waited for n to be aligned); in
+// at-least-once mode it means n was aborted, and the receiver releases n the same way.
 //
 // At-least-once mode (Env.AtLeastOnce) drops the senders' wait, so records that follow a
 // barrier may be processed before the receiver's snapshot; the receiver still snapshots
@@ -102,7 +102,7 @@ var endOfStream = &barrier{id: math.MaxInt64}
 // inbox is a keyed subtask's input.
 type inbox struct {
 	ch chan message
-	// ready is signalled by the sender whose pass completed a barrier.
+	// ready is signalled by the first and the last pass of a barrier (see pass).
 	ready chan struct{}
 	// alignedID is aligned, for the senders' wait without the lock.
 	alignedID atomic.Int64
@@ -130,19 +130,21 @@ func (in *inbox) align(id int64, inputs int) {
 	in.mu.Unlock()
 }
 
-// pass counts barrier b for one input that sends no message for it. The pass that
-// completes the barrier signals ready.
+// pass counts barrier b for one input that sends no message for it. The first pass of
+// a barrier signals ready (the subtask releases the alignment of an aborted checkpoint
+// once it knows of it), and so does the pass that completes it.
 func (in *inbox) pass(b *barrier) {
 	in.mu.Lock()
 	if b.id <= in.aligned {
 		in.mu.Unlock()
 		return
 	}
+	first := in.next == nil
 	in.next = b
 	in.missing--
 	done := in.missing == 0
 	in.mu.Unlock()
-	if done {
+	if first || done {
 		select {
 		case in.ready <- struct{}{}:
 		default:

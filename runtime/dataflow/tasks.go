@@ -222,15 +222,17 @@ func (t *stageTask) run(ctx context.Context) error {
 				done = b
 			}
 		case <-t.notify:
-			if err := t.notified(ctx); err != nil {
+			if err := t.commit(ctx); err != nil {
 				return err
 			}
-			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		switch {
 		case done == nil:
+			if err := t.releaseAborted(ctx); err != nil {
+				return err
+			}
 		case done == endOfStream:
 			// What was taken in before comes first.
 			if err := drain(); err != nil {
@@ -274,18 +276,14 @@ func (t *stageTask) arrive(ctx context.Context, b *barrier) (*barrier, error) {
 	if t.in.arrived() {
 		return b, nil
 	}
-	if b.id <= t.lastAborted {
-		return nil, t.release(ctx, b)
-	}
 	return nil, nil
 }
 
-// notified passes on completed and aborted checkpoints, and releases the alignment in
-// progress when its checkpoint was aborted.
-func (t *stageTask) notified(ctx context.Context) error {
-	if err := t.commit(ctx); err != nil {
-		return err
-	}
+// releaseAborted releases the alignment in progress if its checkpoint was aborted. The
+// subtask learns of it when the coordinator pokes it (commit), and of the barrier when
+// it takes its first message or an input first passes it (inbox.pass signals then), so
+// it checks after each.
+func (t *stageTask) releaseAborted(ctx context.Context) error {
 	b := t.pending
 	if b == nil {
 		b, _ = t.in.passed()
