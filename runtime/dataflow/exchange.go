@@ -93,8 +93,10 @@ import (
 // Cancelling the attempt's context ends every wait: each channel send and receive, and
 // every wait for an alignment, also selects on ctx.Done().
 
-// inboxCap is the capacity of an inbox in messages (batches and barriers).
-const inboxCap = 4
+// inboxCap is the capacity of an inbox in messages (batches and barriers): as much as a
+// subtask of a job at parallelism 2 could hold before, in two channels of 4, which keeps
+// a leveldb job's bursts of slow batches from stalling its sources.
+const inboxCap = 8
 
 // endOfStream is the barrier that ends a stream.
 var endOfStream = &barrier{id: math.MaxInt64}
