@@ -58,6 +58,9 @@ func Run(ctx context.Context, job *Job, env Env) error {
 	if err := job.Validate(); err != nil {
 		return fmt.Errorf("job %q: %w", job.Name, err)
 	}
+	if err := checkMemory(job); err != nil {
+		return fmt.Errorf("job %q: %w", job.Name, err)
+	}
 	if env.Logger == nil {
 		env.Logger = hclog.NewNullLogger()
 	}
@@ -66,19 +69,7 @@ func Run(ctx context.Context, job *Job, env Env) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	a := &attempt{
-		job:        job,
-		env:        &env,
-		log:        env.Logger,
-		acks:       make(chan ack, (max(1, env.MaxConcurrent)+3)*job.Parallelism*len(job.stages)),
-		sourceDone: make(chan int, job.Parallelism),
-		finish:     make(chan struct{}),
-	}
-	if env.Restore != nil {
-		a.restoredID = env.Restore.CheckpointID
-		a.completed.Store(env.Restore.CheckpointID)
-		env.Checkpoints.ObserveID(env.Restore.CheckpointID)
-	}
+	a := newAttempt(job, &env)
 	wd := &watchdog{every: env.CancellationTimeout, fire: env.OnCancellationTimeout}
 	defer wd.stop() // after the closers below: they are part of the teardown
 	closers, err := a.build(ctx)
@@ -138,6 +129,23 @@ func Run(ctx context.Context, job *Job, env Env) error {
 	return cerr
 }
 
+func newAttempt(job *Job, env *Env) *attempt {
+	a := &attempt{
+		job:        job,
+		env:        env,
+		log:        env.Logger,
+		acks:       make(chan ack, (max(1, env.MaxConcurrent)+3)*job.Parallelism*len(job.stages)),
+		sourceDone: make(chan int, job.Parallelism),
+		finish:     make(chan struct{}),
+	}
+	if env.Restore != nil {
+		a.restoredID = env.Restore.CheckpointID
+		a.completed.Store(env.Restore.CheckpointID)
+		env.Checkpoints.ObserveID(env.Restore.CheckpointID)
+	}
+	return a
+}
+
 // build creates every subtask, restoring state when env.Restore is set. It returns the
 // functions that release what it opened.
 func (a *attempt) build(ctx context.Context) (closers []func() error, err error) {
@@ -163,15 +171,12 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		}
 		return nil
 	}
-	// Channels: inputs[k][j][i] carries stage k-1 subtask i to stage k subtask j.
-	inputs := make([][][]chan message, len(job.stages))
+	// inboxes[k][j] is the input of stage k subtask j, fed by every subtask of stage k-1.
+	inboxes := make([][]*inbox, len(job.stages))
 	for k := 1; k < len(job.stages); k++ {
-		inputs[k] = make([][]chan message, p)
-		for j := range inputs[k] {
-			inputs[k][j] = make([]chan message, p)
-			for i := range inputs[k][j] {
-				inputs[k][j][i] = make(chan message, 4)
-			}
+		inboxes[k] = make([]*inbox, p)
+		for j := range inboxes[k] {
+			inboxes[k][j] = newInbox(p)
 		}
 	}
 	last := len(job.stages) - 1
@@ -189,19 +194,18 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 				return nil, nil, fmt.Errorf("open sink subtask %d: %w", i, err)
 			}
 			closers = append(closers, w.Close)
-			return newOutput(nil, nil, job.MaxParallelism, job.BatchSize, w), w, nil
+			return newOutput(i, nil, false, nil, job.MaxParallelism, job.BatchSize, w), w, nil
 		}
-		chans := make([]chan message, p)
-		for j := range chans {
-			chans[j] = inputs[k+1][j][i]
-		}
-		return newOutput(chans, job.stages[k+1].keyOf, job.MaxParallelism, job.BatchSize, nil), nil, nil
+		return newOutput(i, inboxes[k+1], !env.AtLeastOnce, job.stages[k+1].keyOf, job.MaxParallelism, job.BatchSize, nil), nil, nil
 	}
 	srcOS, err := restored(job.sourceID)
 	if err != nil {
 		return closers, err
 	}
 	for i := 0; i < p; i++ {
+		if err := ctx.Err(); err != nil {
+			return closers, err
+		}
 		r, err := job.source.Open(ctx, i, p, subtaskState(srcOS, i))
 		if err != nil {
 			return closers, fmt.Errorf("open source %s subtask %d: %w", job.sourceID, i, err)
@@ -217,7 +221,10 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		st := job.stages[k]
 		var tasks []*stageTask
 		for i := 0; i < p; i++ {
-			t := &stageTask{a: a, idx: i, st: st, inputs: inputs[k][i], notify: make(chan struct{}, 1), done: a.completed.Load()}
+			if err := ctx.Err(); err != nil {
+				return closers, err
+			}
+			t := &stageTask{a: a, idx: i, st: st, in: inboxes[k][i], inputs: p, notify: make(chan struct{}, 1), done: a.completed.Load()}
 			if len(st.states) > 0 {
 				if env.Backend == nil {
 					return closers, fmt.Errorf("operator %q keeps state but no state backend is configured", st.id)

@@ -26,6 +26,13 @@ type Env struct {
 	Interval time.Duration
 	// Timeout after which a checkpoint that has not completed is aborted.
 	Timeout time.Duration
+	// AtLeastOnce selects at-least-once checkpoints (Flink's execution.checkpointing.mode
+	// AT_LEAST_ONCE): a keyed subtask keeps processing the inputs whose barrier arrived
+	// and takes its snapshot once the barrier arrived on every input, so no input is held
+	// back, but after a failure some records may be processed twice. False (the default)
+	// is EXACTLY_ONCE: barriers are aligned, and no record that follows a barrier is part
+	// of that barrier's snapshot.
+	AtLeastOnce bool
 	// TolerableFailures is the number of consecutive failed checkpoints the job survives.
 	TolerableFailures int
 	// MinPause is the least time between the completion of a checkpoint and the trigger of
@@ -34,8 +41,6 @@ type Env struct {
 	// MaxConcurrent is how many checkpoints may be in flight at once (Flink's
 	// execution.checkpointing.max-concurrent-checkpoints); 0 means 1.
 	MaxConcurrent int
-	// AtLeastOnce: Flink's execution.checkpointing.mode AT_LEAST_ONCE: inputs are not blocked while barriers align.
-	AtLeastOnce bool
 	// FullFirstCheckpoint makes the keyed subtasks take full snapshots
 	// (sdk.SnapshotOptions.Full), referencing no file of an earlier checkpoint, until a
 	// checkpoint of the attempt completes: the run does not own the restored checkpoint

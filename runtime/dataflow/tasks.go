@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
@@ -104,7 +103,7 @@ func (t *sourceTask) finished(ctx context.Context) error {
 				return err
 			}
 		case <-t.a.finish:
-			return t.out.broadcast(ctx, message{end: true})
+			return t.out.broadcast(ctx, endOfStream)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -116,7 +115,7 @@ func (t *sourceTask) barrier(ctx context.Context, b *barrier) error {
 	if err != nil {
 		return fmt.Errorf("source %s subtask %d: position: %w", t.a.job.sourceID, t.idx, err)
 	}
-	if err := t.out.broadcast(ctx, message{barrier: b}); err != nil {
+	if err := t.out.broadcast(ctx, b); err != nil {
 		return err
 	}
 	t.a.sendAck(ctx, ack{id: b.id, states: []opState{{t.a.job.sourceID, checkpoint.SubtaskState{Index: t.idx, Operator: pos}}}})
@@ -126,18 +125,25 @@ func (t *sourceTask) barrier(ctx context.Context, b *barrier) error {
 // stageTask runs one subtask of a keyed stage: its keyed operator, the stateless chain
 // behind it, and the sink when the stage is the last.
 type stageTask struct {
-	a          *attempt
-	idx        int
-	st         *stage
-	inputs     []chan message
-	kb         sdk.KeyedStateBackend
-	store      *state.Store
-	out        *output
-	sink       SinkWriter
-	notify     chan struct{}
-	done       int64 // newest checkpoint committed
-	seenAborts int   // entries of a.abortedIDs already passed on
-	begun      bool  // a batch has been processed
+	a      *attempt
+	idx    int
+	st     *stage
+	in     *inbox
+	inputs int // the subtasks of the stage before, all sending into in
+	kb     sdk.KeyedStateBackend
+	store  *state.Store
+	out    *output
+	sink   SinkWriter
+	notify chan struct{}
+	// pending is the barrier being aligned, once one of its messages was taken (see
+	// exchange.go; inputs may pass it without a message).
+	pending *barrier
+	// aligned is the newest barrier aligned or released, as published in in.aligned.
+	aligned     int64
+	lastAborted int64 // the newest aborted checkpoint passed on
+	done        int64 // newest checkpoint committed
+	seenAborts  int   // entries of a.abortedIDs already passed on
+	begun       bool  // a batch has been processed
 	// pauses are the durations of the synchronous snapshots this subtask took.
 	pauses []time.Duration
 }
@@ -150,9 +156,6 @@ func (t *stageTask) run(ctx context.Context) error {
 	var procErr error
 	emit := chainEmit(t.st.chain, func(r any) { t.out.emit(ctx, r) }, &procErr)
 	kc := &KeyedContext{store: t.store}
-	blocked := make([]bool, len(t.inputs))
-	ended := make([]bool, len(t.inputs))
-	var pending *barrier
 	var ahead []message // batches taken in, in order, their state being read
 	process := func() error {
 		m := ahead[0]
@@ -176,24 +179,18 @@ func (t *stageTask) run(ctx context.Context) error {
 		}
 		return nil
 	}
-	cases := make([]reflect.SelectCase, 0, len(t.inputs)+2)
-	idx := make([]int, 0, len(t.inputs))
-	for {
-		cases, idx = cases[:0], idx[:0]
-		for i, c := range t.inputs {
-			if !blocked[i] && !ended[i] {
-				cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c)})
-				idx = append(idx, i)
+	drain := func() error {
+		for len(ahead) > 0 {
+			if err := process(); err != nil {
+				return err
 			}
 		}
-		cases = append(cases,
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(t.notify)},
-			reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
-		// With no input ready, process what was taken in, then flush what is buffered
-		// before blocking, so batches never wait for more input.
-		cases = append(cases, reflect.SelectCase{Dir: reflect.SelectDefault})
-		chosen, v, _ := reflect.Select(cases)
-		if chosen == len(cases)-1 {
+		return nil
+	}
+	for {
+		if len(t.in.ch) == 0 {
+			// With no input ready, process what was taken in, then flush what is
+			// buffered before blocking, so batches never wait for more input.
 			if len(ahead) > 0 {
 				if err := process(); err != nil {
 					return err
@@ -203,65 +200,117 @@ func (t *stageTask) run(ctx context.Context) error {
 			if err := t.out.flush(ctx); err != nil {
 				return err
 			}
-			cases = cases[:len(cases)-1]
-			chosen, v, _ = reflect.Select(cases)
 		}
-		switch {
-		case chosen == len(idx):
+		var done *barrier // a barrier every input has passed
+		select {
+		case m := <-t.in.ch:
+			if m.barrier == nil {
+				t.store.Prefetch(ctx, m.keys, m.groups)
+				ahead = append(ahead, m)
+				if len(ahead) > lookahead {
+					if err := process(); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			var err error
+			if done, err = t.arrive(ctx, m.barrier); err != nil {
+				return err
+			}
+		case <-t.in.ready:
+			if b, all := t.in.passed(); all {
+				done = b
+			}
+		case <-t.notify:
 			if err := t.commit(ctx); err != nil {
 				return err
 			}
-			continue
-		case chosen == len(idx)+1:
+		case <-ctx.Done():
 			return ctx.Err()
 		}
-		in := idx[chosen]
-		m := v.Interface().(message)
 		switch {
-		case m.barrier != nil:
-			blocked[in], pending = true, m.barrier
-		case m.end:
-			ended[in] = true
-		default:
-			t.store.Prefetch(ctx, m.keys, m.groups)
-			ahead = append(ahead, m)
-			if len(ahead) > lookahead {
-				if err := process(); err != nil {
-					return err
-				}
-			}
-			continue
-		}
-		if !all(blocked, ended) {
-			continue
-		}
-		// Every input is at a barrier or ended: what was taken in before comes first.
-		for len(ahead) > 0 {
-			if err := process(); err != nil {
+		case done == nil:
+			if err := t.releaseAborted(ctx); err != nil {
 				return err
 			}
-		}
-		if pending != nil {
-			if err := t.checkpoint(ctx, pending); err != nil {
+		case done == endOfStream:
+			// What was taken in before comes first.
+			if err := drain(); err != nil {
 				return err
 			}
-			pending = nil
-			clear(blocked)
-		}
-		if all(ended, nil) {
 			return t.finish(ctx)
+		case done.id <= t.lastAborted:
+			if err := t.release(ctx, done); err != nil {
+				return err
+			}
+		default:
+			// Aligned: the senders may go on, and what they send now waits in the inbox
+			// until the snapshot is taken. What was taken in before comes first.
+			t.pending = nil
+			t.publish(done.id)
+			if err := drain(); err != nil {
+				return err
+			}
+			if err := t.checkpoint(ctx, done); err != nil {
+				return err
+			}
 		}
 	}
 }
 
-// all reports whether every input is in a or b.
-func all(a, b []bool) bool {
-	for i := range a {
-		if !a[i] && (b == nil || !b[i]) {
-			return false
+// arrive counts barrier b, taken from the inbox, and returns it once every input has
+// passed it.
+func (t *stageTask) arrive(ctx context.Context, b *barrier) (*barrier, error) {
+	if b.id <= t.aligned {
+		return nil, nil // a late copy of a barrier whose alignment was released
+	}
+	if t.pending != nil && b.id > t.pending.id {
+		// The coordinator triggers a checkpoint only after the one before completed or
+		// was aborted, and the pending one cannot complete without this subtask: it was
+		// aborted. Only at-least-once senders get here (see exchange.go).
+		if err := t.release(ctx, t.pending); err != nil {
+			return nil, err
 		}
 	}
-	return true
+	t.pending = b
+	if t.in.arrived() {
+		return b, nil
+	}
+	return nil, nil
+}
+
+// releaseAborted releases the alignment in progress if its checkpoint was aborted. The
+// subtask learns of it when the coordinator pokes it (commit), and of the barrier when
+// it takes its first message or an input first passes it (inbox.pass signals then), so
+// it checks after each.
+func (t *stageTask) releaseAborted(ctx context.Context) error {
+	b := t.pending
+	if b == nil {
+		b, _ = t.in.passed()
+	}
+	if b != nil && b.id <= t.lastAborted {
+		return t.release(ctx, b)
+	}
+	return nil
+}
+
+// release ends the alignment of b, an aborted checkpoint, without a snapshot: the
+// senders waiting for it go on, and the barrier goes on downstream so that every subtask
+// still passes every barrier once and in order (see exchange.go).
+func (t *stageTask) release(ctx context.Context, b *barrier) error {
+	t.pending = nil
+	t.publish(b.id)
+	if t.sink != nil {
+		return nil
+	}
+	return t.out.broadcast(ctx, b)
+}
+
+// publish makes barrier id aligned and starts counting the next.
+func (t *stageTask) publish(id int64) {
+	t.aligned = id
+	t.in.align(id, t.inputs)
 }
 
 // checkpoint takes the subtask's part of checkpoint b once its barrier arrived on every
@@ -291,7 +340,7 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 		}
 	}
 	if t.sink == nil {
-		if err := t.out.broadcast(ctx, message{barrier: b}); err != nil {
+		if err := t.out.broadcast(ctx, b); err != nil {
 			if snap != nil {
 				snap.Release()
 			}
@@ -341,6 +390,7 @@ func (t *stageTask) commit(ctx context.Context) error {
 	t.seenAborts = len(t.a.abortedIDs)
 	t.a.abortMu.Unlock()
 	for _, id := range aborted {
+		t.lastAborted = max(t.lastAborted, id)
 		if t.sink != nil {
 			if err := t.sink.Aborted(id); err != nil {
 				return fmt.Errorf("sink subtask %d: checkpoint %d aborted: %w", t.idx, id, err)
@@ -388,7 +438,7 @@ func (t *stageTask) finish(ctx context.Context) error {
 	if t.sink != nil {
 		return nil
 	}
-	return t.out.broadcast(ctx, message{end: true})
+	return t.out.broadcast(ctx, endOfStream)
 }
 
 // limiter spreads a records-per-second budget over time.
