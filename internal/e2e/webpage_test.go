@@ -20,7 +20,8 @@ import (
 // in headless Chromium and waits for what an operator looks for: the job running, its
 // two plugins with the pids the runner started them with, records flowing through its
 // operators, and a completed checkpoint row. It saves a screenshot in the test's
-// temporary directory.
+// temporary directory; with FLOWSTATE_UPDATE_SCREENSHOT=1 also as docs/images/web-ui.png,
+// the README's picture.
 func TestWebPageOfARunningJob(t *testing.T) {
 	bin := testbin.Chromium()
 	if bin == "" {
@@ -87,6 +88,12 @@ func TestWebPageOfARunningJob(t *testing.T) {
 	if got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#plugins tr[data-plugin="hashmap"]`))); err != nil || !strings.Contains(got, strconv.Itoa(backendPid)) {
 		t.Fatalf("hashmap's row shows %q (%v), want its pid %d", got, err, backendPid)
 	}
+	// The history fills as checkpoints complete while the page is open.
+	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](
+		`document.querySelectorAll('#history tr[data-status="COMPLETED"]').length >= 4`,
+		chromedp.WithPollingTimeout(time.Minute))); err != nil {
+		t.Fatalf("the page's history never showed four completed checkpoints: %v", err)
+	}
 	// Records flow: the page's records-in of the keyed operator becomes positive.
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](
 		`(() => { const c = document.querySelector('#operators tr[data-operator="count"] td.records-in'); return !!c && parseInt(c.textContent.replace(/[^0-9]/g, '')) > 0 })()`,
@@ -102,6 +109,13 @@ func TestWebPageOfARunningJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log(fmt.Sprintf("screenshot of the running job's page: %s (%d bytes)", shot, len(png)))
+	if os.Getenv("FLOWSTATE_UPDATE_SCREENSHOT") == "1" {
+		docs := filepath.Join("..", "..", "docs", "images", "web-ui.png")
+		if err := os.WriteFile(docs, png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("updated %s", docs)
+	}
 	if out, err := runnerCmd(t, "stop", "--config", cfg, "--plugin-dir", testbin.PluginDir(t)); err != nil {
 		t.Fatalf("stop: %v\n%s", err, out)
 	}

@@ -215,7 +215,8 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		if err != nil {
 			return closers, err
 		}
-		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, max(1, env.MaxConcurrent)), rate: job.Rate / float64(p)})
+		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, max(1, env.MaxConcurrent)), rate: job.Rate / float64(p),
+			records: env.Monitor.Subtask(job.sourceID, i)})
 	}
 	for k := 1; k < len(job.stages); k++ {
 		st := job.stages[k]
@@ -224,7 +225,11 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 			if err := ctx.Err(); err != nil {
 				return closers, err
 			}
-			t := &stageTask{a: a, idx: i, st: st, in: inboxes[k][i], inputs: p, notify: make(chan struct{}, 1), done: a.completed.Load()}
+			t := &stageTask{a: a, idx: i, st: st, in: inboxes[k][i], inputs: p, notify: make(chan struct{}, 1), done: a.completed.Load(),
+				records: env.Monitor.Subtask(st.id, i)}
+			if k == last {
+				t.sinkRecords = env.Monitor.Subtask(SinkID, i)
+			}
 			if len(st.states) > 0 {
 				if env.Backend == nil {
 					return closers, fmt.Errorf("operator %q keeps state but no state backend is configured", st.id)

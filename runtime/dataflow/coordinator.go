@@ -105,7 +105,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			return a.failed(&failures, err)
 		}
 		full := env.FullFirstCheckpoint && a.completed.Load() == a.restoredID
-		p.b = &barrier{id: id, savepoint: req != nil, full: full, streams: checkpoint.Checksummed(p.loc)}
+		p.b = &barrier{id: id, savepoint: req != nil, full: full, streams: checkpoint.Checksummed(p.loc), triggered: p.started}
 		p.deadline = time.NewTimer(time.Until(p.started.Add(env.Timeout)))
 		pending[id] = p
 		a.log.Debug("triggering checkpoint", "id", id, "savepoint", req != nil, "final", final, "full", full, "in_flight", len(pending))
@@ -223,6 +223,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 				continue
 			}
 			p.states = append(p.states, x.states...)
+			a.acknowledged(x)
 			if p.acks++; p.acks < expected {
 				continue
 			}
@@ -312,6 +313,37 @@ func (a *attempt) poke() {
 			}
 		}
 	}
+}
+
+// acknowledged tells the monitor of a subtask's successful part of a checkpoint: its
+// timing, the state it references and what it uploaded (the shared streams the latest
+// completed checkpoint already referenced were not uploaded again).
+func (a *attempt) acknowledged(x ack) {
+	env := a.env
+	if env.Monitor == nil {
+		return
+	}
+	old := map[string]bool{}
+	if l := env.Checkpoints.Latest(); l != nil {
+		old = checkpoint.SharedRefs(l.Metadata)
+	}
+	var size, added int64
+	for _, s := range x.states {
+		size += int64(len(s.st.Operator))
+		added += int64(len(s.st.Operator))
+		for _, h := range s.st.Keyed {
+			for _, f := range h.Files {
+				size += f.Handle.Size
+				if f.Handle.Scope != sdk.ScopeShared || !old[f.Handle.Ref] {
+					added += f.Handle.Size
+				}
+			}
+		}
+	}
+	env.Monitor.SubtaskAcknowledged(x.id, x.task, x.subtask, monitor.Ack{
+		At: time.Now(), Sync: x.timing.sync, Async: x.timing.async, Alignment: x.timing.alignment,
+		StartDelay: x.timing.startDelay, StateSize: size, CheckpointedSize: added,
+	})
 }
 
 // discardShared deletes the shared uploads of subtask states that will never be part of a

@@ -43,6 +43,7 @@ type output struct {
 	hint     int // the size of the last batch sent, to size new buffers
 	sink     SinkWriter
 	err      error
+	emitted  int // records emitted, for the record counts
 }
 
 // routed is a batch being gathered for one receiver.
@@ -66,6 +67,7 @@ func (o *output) emit(ctx context.Context, rec any) {
 	if o.err != nil {
 		return
 	}
+	o.emitted++
 	if o.sink != nil {
 		o.err = o.sink.Write(rec)
 		return

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -18,6 +19,7 @@ type barrier struct {
 	savepoint bool
 	full      bool // keyed snapshots reference no file of an earlier checkpoint
 	streams   sdk.CheckpointStreamFactory
+	triggered time.Time
 }
 
 // ack is a subtask's answer to a barrier: its state, or the reason it declined.
@@ -25,6 +27,15 @@ type ack struct {
 	id     int64
 	states []opState
 	err    error
+	// task and subtask name the subtask; timing says how its part of the checkpoint went.
+	task    string
+	subtask int
+	timing  ackTiming
+}
+
+// ackTiming is how a subtask's part of a checkpoint went, for the monitor.
+type ackTiming struct {
+	sync, async, alignment, startDelay time.Duration
 }
 
 type opState struct {
@@ -39,7 +50,8 @@ type sourceTask struct {
 	reader   SourceReader
 	out      *output
 	triggers chan *barrier
-	rate     float64 // records per second for this subtask; 0: no limit
+	rate     float64          // records per second for this subtask; 0: no limit
+	records  *monitor.Subtask // the subtask's record counts
 }
 
 func (t *sourceTask) run(ctx context.Context) error {
@@ -74,6 +86,7 @@ func (t *sourceTask) run(ctx context.Context) error {
 		read := 0
 		err := t.reader.Read(ctx, n, func(r any) { read++; emit(r) })
 		limit.used(n, read)
+		t.records.RecordsOut(read)
 		if chainErr != nil {
 			return fmt.Errorf("source %s subtask %d: %w", t.a.job.sourceID, t.idx, chainErr)
 		}
@@ -118,7 +131,8 @@ func (t *sourceTask) barrier(ctx context.Context, b *barrier) error {
 	if err := t.out.broadcast(ctx, b); err != nil {
 		return err
 	}
-	t.a.sendAck(ctx, ack{id: b.id, states: []opState{{t.a.job.sourceID, checkpoint.SubtaskState{Index: t.idx, Operator: pos}}}})
+	t.a.sendAck(ctx, ack{id: b.id, states: []opState{{t.a.job.sourceID, checkpoint.SubtaskState{Index: t.idx, Operator: pos}}},
+		task: t.a.job.sourceID, subtask: t.idx, timing: ackTiming{startDelay: time.Since(b.triggered)}})
 	return nil
 }
 
@@ -146,6 +160,11 @@ type stageTask struct {
 	begun       bool  // a batch has been processed
 	// pauses are the durations of the synchronous snapshots this subtask took.
 	pauses []time.Duration
+	// records and sinkRecords count the operator's and its sink's records; seenID and
+	// seenAt say when the barrier being aligned first reached the subtask.
+	records, sinkRecords *monitor.Subtask
+	seenID               int64
+	seenAt               time.Time
 }
 
 // lookahead is how many batches a keyed subtask takes in before it processes the oldest:
@@ -165,12 +184,16 @@ func (t *stageTask) run(ctx context.Context) error {
 			t.begun = true
 			t.a.started()
 		}
+		emitted := t.out.emitted
 		err := t.store.ProcessBatch(ctx, m.keys, m.groups, func(i int) error {
 			if err := t.st.fn(kc, m.recs[i], emit); err != nil {
 				return err
 			}
 			return procErr
 		})
+		t.records.RecordsIn(len(m.recs))
+		t.records.RecordsOut(t.out.emitted - emitted)
+		t.sinkRecords.RecordsIn(t.out.emitted - emitted)
 		if err == nil {
 			err = t.out.err
 		}
@@ -214,12 +237,15 @@ func (t *stageTask) run(ctx context.Context) error {
 				}
 				continue
 			}
+			t.seen(m.barrier)
 			var err error
 			if done, err = t.arrive(ctx, m.barrier); err != nil {
 				return err
 			}
 		case <-t.in.ready:
-			if b, all := t.in.passed(); all {
+			b, all := t.in.passed()
+			t.seen(b)
+			if all {
 				done = b
 			}
 		case <-t.notify:
@@ -257,6 +283,23 @@ func (t *stageTask) run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// seen notes when barrier b first reached the subtask (nil: none), for its alignment
+// time and start delay.
+func (t *stageTask) seen(b *barrier) {
+	if b != nil && b != endOfStream && b.id != t.seenID {
+		t.seenID, t.seenAt = b.id, time.Now()
+	}
+}
+
+// timing is how the subtask's part of checkpoint b went so far: its start delay and its
+// alignment, ended now.
+func (t *stageTask) timing(b *barrier) ackTiming {
+	if t.seenID != b.id {
+		return ackTiming{}
+	}
+	return ackTiming{alignment: time.Since(t.seenAt), startDelay: t.seenAt.Sub(b.triggered)}
 }
 
 // arrive counts barrier b, taken from the inbox, and returns it once every input has
@@ -317,6 +360,7 @@ func (t *stageTask) publish(id int64) {
 // input: the synchronous snapshot and the sink's pre-commit here, the upload in the
 // background while processing goes on.
 func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
+	timing := t.timing(b)
 	// Pass on completions first, so an incremental backend builds on the newest completed
 	// checkpoint and never references files the runner is about to discard.
 	if err := t.commit(ctx); err != nil {
@@ -330,7 +374,8 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 		}
 		start := time.Now()
 		snap, snapErr = t.kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: b.id, Savepoint: b.savepoint, Full: b.full})
-		t.pauses = append(t.pauses, time.Since(start))
+		timing.sync = time.Since(start)
+		t.pauses = append(t.pauses, timing.sync)
 	}
 	var sinkState []byte
 	if t.sink != nil {
@@ -356,19 +401,23 @@ func (t *stageTask) checkpoint(ctx context.Context, b *barrier) error {
 		return nil
 	}
 	if snap == nil {
-		t.a.sendAck(ctx, ack{id: b.id, states: append(states, opState{t.st.id, checkpoint.SubtaskState{Index: t.idx}})})
+		t.a.sendAck(ctx, ack{id: b.id, states: append(states, opState{t.st.id, checkpoint.SubtaskState{Index: t.idx}}),
+			task: t.st.id, subtask: t.idx, timing: timing})
 		return nil
 	}
 	t.a.async.Add(1)
 	go func() {
 		defer t.a.async.Done()
 		defer snap.Release()
+		start := time.Now()
 		handles, err := snap.Write(ctx, b.streams)
 		if err != nil {
 			t.a.sendAck(ctx, ack{id: b.id, err: fmt.Errorf("operator %s subtask %d: upload snapshot: %w", t.st.id, t.idx, err)})
 			return
 		}
-		t.a.sendAck(ctx, ack{id: b.id, states: append(states, opState{t.st.id, checkpoint.SubtaskState{Index: t.idx, Keyed: handles}})})
+		timing.async = time.Since(start)
+		t.a.sendAck(ctx, ack{id: b.id, states: append(states, opState{t.st.id, checkpoint.SubtaskState{Index: t.idx, Keyed: handles}}),
+			task: t.st.id, subtask: t.idx, timing: timing})
 	}()
 	return nil
 }

@@ -18,8 +18,8 @@ import (
 // TestWebPageInBrowser loads the job page of a running job in headless Chromium while the
 // job reports checkpoints, and waits for what Flink's checkpoint tab shows: a checkpoint
 // that completes after the page loaded, and a failed one with its reason. It saves a
-// screenshot in the test's temporary directory; with FLOWSTATE_UPDATE_SCREENSHOT=1 also as
-// docs/images/web-ui.png.
+// screenshot in the test's temporary directory. (internal/e2e's TestWebPageOfARunningJob
+// takes the page of a real job, and docs/images/web-ui.png.)
 func TestWebPageInBrowser(t *testing.T) {
 	bin := testbin.Chromium()
 	if bin == "" {
@@ -159,14 +159,5 @@ func TestWebPageInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s (%d bytes)", shot, len(png))
-	if os.Getenv("FLOWSTATE_UPDATE_SCREENSHOT") == "1" {
-		docs := filepath.Join("..", "..", "docs", "images", "web-ui.png")
-		if err := os.MkdirAll(filepath.Dir(docs), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(docs, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("updated %s", docs)
-	}
+
 }
