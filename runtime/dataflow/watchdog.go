@@ -10,6 +10,8 @@ import (
 type watchdog struct {
 	every time.Duration
 	fire  func(n int)
+	// ticker makes the watchdog's ticks; time.NewTicker's when nil (tests inject their own).
+	ticker func(every time.Duration) (ticks <-chan time.Time, stop func())
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -23,11 +25,18 @@ func (w *watchdog) start() {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		t := time.NewTicker(w.every)
-		defer t.Stop()
+		ticker := w.ticker
+		if ticker == nil {
+			ticker = func(d time.Duration) (<-chan time.Time, func()) {
+				t := time.NewTicker(d)
+				return t.C, t.Stop
+			}
+		}
+		ticks, stop := ticker(w.every)
+		defer stop()
 		for n := 1; ; n++ {
 			select {
-			case <-t.C:
+			case <-ticks:
 				w.fire(n)
 			case <-w.done:
 				return

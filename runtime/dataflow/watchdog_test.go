@@ -1,42 +1,46 @@
 package dataflow
 
 import (
-	"sync"
 	"testing"
 	"time"
 )
 
+// manualTicker is a ticker the test drives: each send on ticks is one tick.
+func manualTicker(ticks chan time.Time) func(time.Duration) (<-chan time.Time, func()) {
+	return func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
+}
+
 func TestWatchdogFiresUntilStopped(t *testing.T) {
-	var mu sync.Mutex
-	var fired []int
-	w := &watchdog{every: 20 * time.Millisecond, fire: func(n int) {
-		mu.Lock()
-		fired = append(fired, n)
-		mu.Unlock()
-	}}
+	ticks := make(chan time.Time) // unbuffered: a send succeeds only when the watchdog takes it
+	fired := make(chan int, 10)
+	w := &watchdog{every: time.Second, fire: func(n int) { fired <- n }, ticker: manualTicker(ticks)}
 	w.start()
-	time.Sleep(70 * time.Millisecond)
-	w.stop()
-	mu.Lock()
-	got := append([]int(nil), fired...)
-	mu.Unlock()
-	if len(got) < 2 || got[0] != 1 || got[1] != 2 {
-		t.Fatalf("fired %v, want 1, 2, ...", got)
+	for want := 1; want <= 2; want++ {
+		ticks <- time.Now()
+		if got := <-fired; got != want {
+			t.Fatalf("fire(%d) after tick %d", got, want)
+		}
 	}
-	time.Sleep(50 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	if len(fired) != len(got) {
-		t.Fatalf("fired %v after stop (had %v)", fired, got)
+	w.stop()
+	select {
+	case ticks <- time.Now():
+		t.Fatal("the watchdog took a tick after stop")
+	default: // nothing listens: its goroutine has ended
+	}
+	if len(fired) != 0 {
+		t.Fatalf("fired %d more times", len(fired))
 	}
 }
 
 func TestWatchdogDisabled(t *testing.T) {
-	w := &watchdog{every: 0, fire: func(int) { t.Error("a disabled watchdog fired") }}
+	refuse := func(time.Duration) (<-chan time.Time, func()) {
+		t.Error("a disabled watchdog started ticking")
+		return nil, func() {}
+	}
+	w := &watchdog{every: 0, fire: func(int) { t.Error("a disabled watchdog fired") }, ticker: refuse}
 	w.start()
-	time.Sleep(10 * time.Millisecond)
 	w.stop()
-	w = &watchdog{every: time.Millisecond}
-	w.start() // no fire func: nothing to call
+	w = &watchdog{every: time.Millisecond, ticker: refuse} // no fire func: nothing to call
+	w.start()
 	w.stop()
 }
