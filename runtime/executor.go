@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/lease"
 	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/progress"
 	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/host"
@@ -173,6 +174,8 @@ func (x *Executor) jobInfo(job *dataflow.Job, pl *plugins) monitor.JobInfo {
 			Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
 			TolerableFailed: cfg.Checkpointing.TolerableFailed, NumRetained: cfg.Checkpointing.NumRetained,
 			Incremental: cfg.Checkpointing.Incremental, StateBackend: cfg.StateBackend, CheckpointStorage: cfg.CheckpointStorage,
+			Mode: cfg.Checkpointing.Mode, MinPause: cfg.Checkpointing.MinPause, MaxConcurrent: cfg.Checkpointing.MaxConcurrent,
+			Retention: cfg.Checkpointing.Retention,
 		},
 	}
 	for _, op := range job.Shape().Operators {
@@ -222,6 +225,9 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, 
 		OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
 		Fence:                 x.owner.check,
 		Monitor:               x.Monitor,
+		RestoreProgress: func(total int64) dataflow.Progress {
+			return progress.New(progress.Options{Title: "restore", Total: total, Logger: x.Logger})
+		},
 	})
 	stopWatch()
 	discardDeferred(ctx, store, x.Logger)

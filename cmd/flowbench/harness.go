@@ -123,7 +123,7 @@ func (h *harness) checkpoint(ctx context.Context, kb sdk.KeyedStateBackend) (sna
 		return snapshotResult{}, fmt.Errorf("checkpoint %d: location: %w", id, err)
 	}
 	var n atomic.Int64
-	streams := countingFactory{checkpoint.Checksummed(loc), &n}
+	streams := countingFactory{checkpoint.Checksummed(loc, nil), &n}
 	start := time.Now()
 	snap, err := kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: id})
 	if err != nil {

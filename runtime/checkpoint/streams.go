@@ -13,31 +13,39 @@ import (
 
 // Checksummed wraps a stream factory so that every handle it returns carries the size and
 // CRC-32C of the bytes that went through it. The runner puts it between state backends and
-// the checkpoint storage.
-func Checksummed(f sdk.CheckpointStreamFactory) sdk.CheckpointStreamFactory {
-	return checksumFactory{f}
+// the checkpoint storage. uploaded, if not nil, is told of every write's bytes as they go
+// (the progress of a checkpoint's upload).
+func Checksummed(f sdk.CheckpointStreamFactory, uploaded func(n int64)) sdk.CheckpointStreamFactory {
+	return checksumFactory{f, uploaded}
 }
 
-type checksumFactory struct{ inner sdk.CheckpointStreamFactory }
+type checksumFactory struct {
+	inner    sdk.CheckpointStreamFactory
+	uploaded func(n int64)
+}
 
 func (f checksumFactory) CreateCheckpointStateOutputStream(ctx context.Context, scope sdk.Scope) (sdk.CheckpointStateOutputStream, error) {
 	s, err := f.inner.CreateCheckpointStateOutputStream(ctx, scope)
 	if err != nil {
 		return nil, err
 	}
-	return &checksumStream{inner: s, crc: host.NewChecksum()}, nil
+	return &checksumStream{inner: s, crc: host.NewChecksum(), uploaded: f.uploaded}, nil
 }
 
 type checksumStream struct {
-	inner sdk.CheckpointStateOutputStream
-	crc   hash.Hash32
-	n     int64
+	inner    sdk.CheckpointStateOutputStream
+	crc      hash.Hash32
+	n        int64
+	uploaded func(n int64)
 }
 
 func (s *checksumStream) Write(p []byte) (int, error) {
 	n, err := s.inner.Write(p)
 	s.crc.Write(p[:n])
 	s.n += int64(n)
+	if s.uploaded != nil && n > 0 {
+		s.uploaded(int64(n))
+	}
 	return n, err
 }
 

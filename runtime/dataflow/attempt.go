@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,8 @@ type attempt struct {
 	async       sync.WaitGroup
 	sources     []*sourceTask
 	stages      [][]*stageTask
+	// restoring counts the bytes of keyed state restored (env.RestoreProgress).
+	restoring Progress
 }
 
 // started notes that a keyed subtask is about to process its first batch; the first call
@@ -218,6 +221,8 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, max(1, env.MaxConcurrent)), rate: job.Rate / float64(p),
 			records: env.Monitor.Subtask(job.sourceID, i)})
 	}
+	a.restoring = a.restoreProgress()
+	defer func() { a.restoring.Finish(err) }()
 	for k := 1; k < len(job.stages); k++ {
 		st := job.stages[k]
 		var tasks []*stageTask
@@ -263,6 +268,83 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 	return closers, nil
 }
 
+// restoreProgress returns what shows the progress of the attempt's restore: the bytes of
+// every keyed subtask's handles in all.
+func (a *attempt) restoreProgress() Progress {
+	if a.env.Restore == nil || a.env.RestoreProgress == nil {
+		return noProgress{}
+	}
+	var total int64
+	for _, st := range a.job.stages[1:] {
+		for i := range a.job.Parallelism {
+			total += handleBytes(a.restoreHandles(st, i))
+		}
+	}
+	if total == 0 {
+		return noProgress{}
+	}
+	return a.env.RestoreProgress(total)
+}
+
+// restoreHandles returns the keyed state handles of env.Restore that subtask i of stage st
+// restores: those of the operator whose key groups intersect the subtask's.
+func (a *attempt) restoreHandles(st *stage, i int) []sdk.KeyedStateHandle {
+	if a.env.Restore == nil {
+		return nil
+	}
+	kgs := state.KeyGroupRangeFor(a.job.MaxParallelism, a.job.Parallelism, i)
+	var handles []sdk.KeyedStateHandle
+	if os := a.env.Restore.Operator(st.id); os != nil {
+		for _, sub := range os.Subtasks {
+			for _, h := range sub.Keyed {
+				if h.KeyGroups.Intersects(kgs) {
+					handles = append(handles, h)
+				}
+			}
+		}
+	}
+	return handles
+}
+
+// handleBytes sums the sizes of the files of handles.
+func handleBytes(handles []sdk.KeyedStateHandle) int64 {
+	var n int64
+	for _, h := range handles {
+		for _, f := range h.Files {
+			n += f.Handle.Size
+		}
+	}
+	return n
+}
+
+// countingReader is the state reader of a restore that counts the bytes read through it;
+// it keeps checkpoint.Reader's LocalStatePath, so backends still read local files
+// themselves.
+type countingReader struct {
+	checkpoint.Reader
+	add func(n int64)
+}
+
+// Open implements sdk.StateReader.
+func (r countingReader) Open(ctx context.Context, h sdk.StreamStateHandle) (io.ReadCloser, error) {
+	rc, err := r.Reader.Open(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	return countingReadCloser{rc, r.add}, nil
+}
+
+type countingReadCloser struct {
+	io.ReadCloser
+	add func(n int64)
+}
+
+func (r countingReadCloser) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	r.add(int64(n))
+	return n, err
+}
+
 // openKeyed creates subtask i's keyed backend and restores its key groups.
 func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (sdk.KeyedStateBackend, error) {
 	job := a.job
@@ -281,22 +363,21 @@ func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (sdk.KeyedSta
 		kb.Close()
 		return nil, fmt.Errorf("checkpoint %d has max parallelism %d, the job %d: key groups cannot be remapped", a.env.Restore.CheckpointID, a.env.Restore.MaxParallelism, job.MaxParallelism)
 	}
-	var handles []sdk.KeyedStateHandle
-	if os := a.env.Restore.Operator(st.id); os != nil {
-		for _, sub := range os.Subtasks {
-			for _, h := range sub.Keyed {
-				if h.KeyGroups.Intersects(kgs) {
-					handles = append(handles, h)
-				}
-			}
-		}
-	}
+	handles := a.restoreHandles(st, i)
 	if len(handles) == 0 {
 		return kb, nil
 	}
-	if err := kb.Restore(ctx, handles, checkpoint.Reader{Access: a.env.Checkpoints.Access()}); err != nil {
+	var counted int64
+	reader := countingReader{Reader: checkpoint.Reader{Access: a.env.Checkpoints.Access()}, add: func(n int64) {
+		counted += n
+		a.restoring.Add(n)
+	}}
+	if err := kb.Restore(ctx, handles, reader); err != nil {
 		kb.Close()
 		return nil, fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", st.id, i, a.env.Restore.CheckpointID, a.env.BackendName, err)
 	}
+	// A backend that read its files itself (sdk.LocalStateLocator) read them past the
+	// reader: they count now.
+	a.restoring.Add(handleBytes(handles) - counted)
 	return kb, nil
 }

@@ -105,7 +105,8 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			return a.failed(&failures, err)
 		}
 		full := env.FullFirstCheckpoint && a.completed.Load() == a.restoredID
-		p.b = &barrier{id: id, savepoint: req != nil, full: full, streams: checkpoint.Checksummed(p.loc), triggered: p.started}
+		uploaded := func(n int64) { env.Monitor.CheckpointUploaded(id, n) }
+		p.b = &barrier{id: id, savepoint: req != nil, full: full, streams: checkpoint.Checksummed(p.loc, uploaded), triggered: p.started}
 		p.deadline = time.NewTimer(time.Until(p.started.Add(env.Timeout)))
 		pending[id] = p
 		a.log.Debug("triggering checkpoint", "id", id, "savepoint", req != nil, "final", final, "full", full, "in_flight", len(pending))
@@ -418,6 +419,17 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.request != nil, "pointer", loc.ExternalPointer,
 		"bytes", m.StateSize(), "added", m.AddedBytes, "duration", time.Since(p.started).Round(time.Millisecond))
 	env.Monitor.CheckpointCompleted(p.b.id, time.Now(), monitor.CompletedFrom(m, loc.ExternalPointer))
+	for _, s := range p.states {
+		if len(s.st.Keyed) > 0 { // the keyed state of the subtask, as this checkpoint holds it
+			var size int64
+			for _, h := range s.st.Keyed {
+				for _, f := range h.Files {
+					size += f.Handle.Size
+				}
+			}
+			env.Monitor.Subtask(s.op, s.st.Index).SetStateSize(size)
+		}
+	}
 	if env.OnCheckpoint != nil {
 		env.OnCheckpoint(c)
 	}

@@ -51,6 +51,9 @@ type Env struct {
 	// Monitor, if set, receives the checkpoints' events (triggered, acknowledged,
 	// completed, failed) and the record counts of every subtask.
 	Monitor *monitor.Monitor
+	// RestoreProgress, if set, makes what shows the progress of a restore of total bytes
+	// of keyed state.
+	RestoreProgress func(total int64) Progress
 	// Logger receives progress and warnings.
 	Logger hclog.Logger
 	// OnCheckpoint, if set, is called after each checkpoint completes.
@@ -71,6 +74,21 @@ type Env struct {
 	// check (runtime/lease), so a runner that lost its job commits nothing more.
 	Fence func() error
 }
+
+// Progress shows the progress of an operation that moves bytes (runtime/progress's
+// Progress is one).
+type Progress interface {
+	// Add counts n more bytes done.
+	Add(n int64)
+	// Finish ends the operation, with its error (nil: done).
+	Finish(err error)
+}
+
+// noProgress shows nothing.
+type noProgress struct{}
+
+func (noProgress) Add(int64)    {}
+func (noProgress) Finish(error) {}
 
 // RunStats sum the state backend calls of every keyed subtask, and time the checkpoints.
 type RunStats struct {

@@ -102,6 +102,10 @@ type CheckpointStatistics struct {
 	// disposed of it. Completed checkpoints only.
 	ExternalPath string `json:"external_path,omitempty"`
 	Discarded    *bool  `json:"discarded,omitempty"`
+	// UploadedSize is Flowstate's addition: the bytes of state written to the checkpoint
+	// storage so far, as they go (a checkpoint in progress, a savepoint being taken), where
+	// checkpointed_size grows only with each subtask's acknowledgement.
+	UploadedSize int64 `json:"uploaded_size"`
 	// FailureTimestamp and FailureMessage say when and why a checkpoint failed. Failed
 	// checkpoints only.
 	FailureTimestamp int64  `json:"failure_timestamp,omitempty"`

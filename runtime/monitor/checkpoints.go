@@ -74,6 +74,19 @@ func (m *Monitor) CheckpointTriggered(id int64, kind Kind, at time.Time) {
 	c.tasks = m.info.Tasks
 }
 
+// CheckpointUploaded adds n to the bytes checkpoint id has written to the checkpoint
+// storage so far.
+func (m *Monitor) CheckpointUploaded(id int64, n int64) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c := m.cps.byID[id]; c != nil {
+		c.uploaded += n
+	}
+}
+
 // SubtaskAcknowledged records subtask's acknowledgement of checkpoint id in task (the id of
 // the operator heading it). Acknowledgements of checkpoints no longer in progress are
 // ignored.

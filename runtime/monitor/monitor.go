@@ -79,6 +79,13 @@ type CheckpointSettings struct {
 	Incremental       bool
 	StateBackend      string
 	CheckpointStorage string
+	// Mode is "EXACTLY_ONCE" or "AT_LEAST_ONCE" (execution.checkpointing.mode).
+	Mode          string
+	MinPause      time.Duration
+	MaxConcurrent int
+	// Retention is execution.checkpointing.externalized-checkpoint-retention:
+	// "NO_EXTERNALIZED_CHECKPOINTS", "DELETE_ON_CANCELLATION" or "RETAIN_ON_CANCELLATION".
+	Retention string
 }
 
 // PluginInfo describes one plugin process.

@@ -37,6 +37,7 @@ type cpStats struct {
 	path                    string
 	discarded               bool
 	failure                 string
+	uploaded                int64 // bytes written to the storage so far
 	tasks                   []TaskInfo
 	acks                    map[string]map[int]Ack
 }
@@ -122,6 +123,7 @@ func (c *cpStats) view() CheckpointStatistics {
 		},
 		IsSavepoint: c.kind != Checkpoint, TriggerTimestamp: millis(c.trigger),
 		CheckpointType: c.kind.checkpointType(), Tasks: map[string]TaskCheckpointStatistics{},
+		UploadedSize: c.uploaded,
 	}
 	if !c.latestAck.IsZero() {
 		v.LatestAckTimestamp = millis(c.latestAck)

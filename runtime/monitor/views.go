@@ -43,11 +43,19 @@ func (m *Monitor) CheckpointConfig() CheckpointConfigInfo {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := m.info.Checkpointing
+	mode := "exactly_once"
+	if s.Mode == "AT_LEAST_ONCE" {
+		mode = "at_least_once"
+	}
 	return CheckpointConfigInfo{
-		Mode: "exactly_once", Interval: s.Interval.Milliseconds(), Timeout: s.Timeout.Milliseconds(),
-		MaxConcurrent: 1,
-		// Completed checkpoints stay in the storage when the job is cancelled.
-		Externalization: ExternalizedCheckpointInfo{Enabled: true, DeleteOnCancellation: false},
+		Mode: mode, Interval: s.Interval.Milliseconds(), Timeout: s.Timeout.Milliseconds(),
+		MinPause: s.MinPause.Milliseconds(), MaxConcurrent: int64(max(1, s.MaxConcurrent)),
+		// Flink's ExternalizedCheckpointInfo: enabled unless NO_EXTERNALIZED_CHECKPOINTS;
+		// completed checkpoints are deleted on cancellation unless retained.
+		Externalization: ExternalizedCheckpointInfo{
+			Enabled:              s.Retention != "" && s.Retention != "NO_EXTERNALIZED_CHECKPOINTS",
+			DeleteOnCancellation: s.Retention != "RETAIN_ON_CANCELLATION",
+		},
 		StateBackend:    s.StateBackend, CheckpointStorage: s.CheckpointStorage,
 		TolerableFailedCheckpoints: s.TolerableFailed, CheckpointsAfterTasksFinish: true,
 		Incremental: s.Incremental, NumRetained: s.NumRetained,

@@ -62,7 +62,7 @@ func (c *Checkpoint) RescaleKeys(ctx context.Context, maxParallelism int, target
 		Version: checkpoint.MetadataVersion, JobID: m.JobID, CheckpointID: m.CheckpointID, Savepoint: true,
 		Time: time.Now().UTC(), Backend: m.Backend, MaxParallelism: maxParallelism, JobType: m.JobType,
 	}
-	streams := checkpoint.Checksummed(loc)
+	streams := checkpoint.Checksummed(loc, nil)
 	for i := range m.Operators {
 		op, err := c.rescaleOperator(ctx, &m.Operators[i], streams, maxParallelism)
 		if err != nil {
