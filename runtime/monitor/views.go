@@ -56,7 +56,7 @@ func (m *Monitor) CheckpointConfig() CheckpointConfigInfo {
 			Enabled:              s.Retention != "" && s.Retention != "NO_EXTERNALIZED_CHECKPOINTS",
 			DeleteOnCancellation: s.Retention != "RETAIN_ON_CANCELLATION",
 		},
-		StateBackend:    s.StateBackend, CheckpointStorage: s.CheckpointStorage,
+		StateBackend: s.StateBackend, CheckpointStorage: s.CheckpointStorage,
 		TolerableFailedCheckpoints: s.TolerableFailed, CheckpointsAfterTasksFinish: true,
 		Incremental: s.Incremental, NumRetained: s.NumRetained,
 	}
