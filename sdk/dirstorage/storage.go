@@ -4,28 +4,30 @@
 // the medium and gets everything else, which every directory-based storage otherwise
 // writes again:
 //
-//		<dir>/<job-id>/shared/        state streams of scope SHARED (incremental checkpoints)
-//		<dir>/<job-id>/taskowned/     reserved for state owned by tasks
-//		<dir>/<job-id>/chk-N/         exclusive state files of checkpoint N (random names)
-//		<dir>/<job-id>/chk-N/_metadata
-//		<dir>/<job-id>/_lease         the job's lease record, when the FS can keep one
-//		<base>/savepoint-<job>-<hex>/ a savepoint, with all its state inside
+//	<dir>/<job-id>/shared/        state streams of scope SHARED (incremental checkpoints)
+//	<dir>/<job-id>/taskowned/     reserved for state owned by tasks
+//	<dir>/<job-id>/chk-N/         exclusive state files of checkpoint N (random names)
+//	<dir>/<job-id>/chk-N/_metadata
+//	<dir>/<job-id>/_lease         the job's lease record, when the FS can keep one
+//	<base>/savepoint-<job>-<hex>/ a savepoint, with all its state inside
 //
-//	  - Atomic publication: a checkpoint exists only once its _metadata file does. The
-//	    metadata is written to a temporary file, synced, then renamed to _metadata without
-//	    replacing anything, and the directories are synced; state files are synced before
-//	    it. A second publication of one checkpoint fails, and nothing is ever replaced.
-//	  - Inline state: a stream smaller than the data inline threshold comes back as an
-//	    inline handle and never touches the file system; larger ones collect small writes
-//	    in a buffer.
-//	  - Leftover cleanup: InitializeBaseLocationsForCheckpoint removes chk-N directories
-//	    without _metadata and temporary metadata files.
-//	  - Path checks: job ids are single directory names; DiscardState deletes nothing
-//	    outside the checkpoint and savepoint directories; DisposeCheckpoint removes chk-N and
-//	    savepoint directories only.
-//	  - Optional interfaces: every access implements sdk.SharedStateLister (the files in
-//	    shared/); sdk.LeaseStore when the FS implements LeaseFS; sdk.LocalStateLocator when
-//	    it implements LocalPather.
+// What a Storage does over that layout:
+//
+//   - Atomic publication: a checkpoint exists only once its _metadata file does. The
+//     metadata is written to a temporary file, synced, then renamed to _metadata without
+//     replacing anything, and the directories are synced; state files are synced before
+//     it. A second publication of one checkpoint fails, and nothing is ever replaced.
+//   - Inline state: a stream smaller than the data inline threshold comes back as an
+//     inline handle and never touches the file system; larger ones collect small writes
+//     in a buffer.
+//   - Leftover cleanup: InitializeBaseLocationsForCheckpoint removes chk-N directories
+//     without _metadata and temporary metadata files.
+//   - Path checks: job ids are single directory names; DiscardState deletes nothing
+//     outside the checkpoint and savepoint directories; DisposeCheckpoint removes chk-N and
+//     savepoint directories only.
+//   - Optional interfaces: every access implements sdk.SharedStateLister (the files in
+//     shared/); sdk.LeaseStore when the FS implements LeaseFS; sdk.LocalStateLocator when
+//     it implements LocalPather.
 //
 // Pointers (CompletedCheckpointStorageLocation.ExternalPointer) are the chk-N or savepoint
 // directories, as paths or the FS's URIs; handle refs are file:// URIs or the FS's URIs.
