@@ -61,7 +61,7 @@ bench: build
 # ends while a worker is busy (go.dev/issue/75804, fixed in Go 1.27).
 # `make fuzz FUZZTIME=200000x` (or a duration such as 10m) sets one budget for every target.
 FUZZ := ./runtime/config:FuzzParse:20000x ./runtime/checkpoint:FuzzDecodeMetadata:20000x \
-	./plugins/fsstorage/fsstorage:FuzzResolveCheckpoint:2000x
+	./sdk/dirstorage:FuzzResolveCheckpoint:2000x
 FUZZTIME ?=
 fuzz:
 	@for t in $(FUZZ); do \
