@@ -13,7 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
@@ -208,10 +208,9 @@ func TestRestartStrategies(t *testing.T) {
 				t.Fatal(err)
 			}
 			var created atomic.Int64
-			env.UseInProcess(map[string]func() sdk.Plugin{
-				"failing":        func() sdk.Plugin { return failingBackend{hashmap.New(), &created} },
-				config.FSStorage: func() sdk.Plugin { return fsstorage.New() },
-			})
+			plugins := builtin.Constructors()
+			plugins["failing"] = func() sdk.Plugin { return failingBackend{hashmap.New(), &created} }
+			env.UseInProcess(plugins)
 			env.SetLogger(hclog.NewNullLogger())
 			job, err := jobs.Aggregate(jobs.Spec{Name: "agg", Parallelism: 1, Keys: 10, Records: 1000})
 			if err != nil {
@@ -242,7 +241,7 @@ func TestRetentionInCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env.UseInProcess(map[string]func() sdk.Plugin{config.Hashmap: func() sdk.Plugin { return hashmap.New() }})
+		env.UseInProcess(builtin.Constructors())
 		env.CheckpointConfig().SetExternalizedCheckpointRetention(value)
 		host := env.Host()
 		c, err := env.Resolved(context.Background(), host)

@@ -12,26 +12,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
-	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
-	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
-	"github.com/flowstate/flowstate/sdk"
 )
-
-// builtins are the plugins the in-process variants load into the benchmark's process,
-// through the same sdk interfaces the plugin processes serve.
-var builtins = map[string]func() sdk.Plugin{
-	"hashmap":   func() sdk.Plugin { return hashmap.New() },
-	"leveldb":   func() sdk.Plugin { return leveldb.New() },
-	"jmstorage": func() sdk.Plugin { return jmstorage.New() },
-	"fsstorage": func() sdk.Plugin { return fsstorage.New() },
-}
 
 // mode says where the plugins run.
 type mode bool
@@ -63,7 +50,11 @@ func (m mode) String() string {
 
 // newHost returns a plugin host for m.
 func newHost(pluginDir string, m mode) *pluginhost.Host {
-	return pluginhost.New(pluginhost.Options{Dir: pluginDir, Builtins: builtins, InProcess: m == inProcess, Logger: hclog.NewNullLogger()})
+	opts := pluginhost.Options{Dir: pluginDir, Logger: hclog.NewNullLogger()}
+	if m == inProcess {
+		opts.Builtins, opts.InProcess = builtin.Constructors(), true
+	}
+	return pluginhost.New(opts)
 }
 
 // runSpec is one run of a job through runtime.Executor, with fsstorage (file://) as the

@@ -10,10 +10,13 @@ import (
 	"runtime"
 	"sync"
 	"testing"
+
+	"github.com/flowstate/flowstate/plugins/builtin"
 )
 
-// Plugins are the built-in plugins, by name.
-var Plugins = []string{"hashmap", "leveldb", "jmstorage", "fsstorage"}
+// Plugins are the built-in plugins, by name: those of the registry, each built from
+// plugins/<name>.
+var Plugins = builtin.Names()
 
 var (
 	once   sync.Once
