@@ -21,12 +21,14 @@ import (
 // freezeConfig is the configuration every freeze test adds to the word count: quick
 // heartbeats, and many tolerable failed checkpoints, so that the heartbeat, not a
 // checkpoint failure, is what notices the frozen plugin.
-func freezeConfig(t *testing.T, heartbeatTimeout string) string {
-	return "heartbeat.interval: 100ms\n" +
-		"heartbeat.timeout: " + heartbeatTimeout + "\n" +
-		"execution.checkpointing.timeout: 1s\n" +
-		"execution.checkpointing.tolerable-failed-checkpoints: 1000\n" +
-		"rest.port: " + strconv.Itoa(freePort(t)) + "\n"
+func freezeConfig(t *testing.T, heartbeatTimeout string) map[string]any {
+	return map[string]any{
+		"heartbeat.interval":                                   "100ms",
+		"heartbeat.timeout":                                    heartbeatTimeout,
+		"execution.checkpointing.timeout":                      "1s",
+		"execution.checkpointing.tolerable-failed-checkpoints": 1000,
+		"rest.port": freePort(t),
+	}
 }
 
 // freeze stops pid with SIGSTOP and waits until the kernel shows it stopped. A cleanup
@@ -144,7 +146,7 @@ func TestFrozenPluginMidCheckpoint(t *testing.T) {
 			s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, "3s"))
 			dir := faultPluginDir(t)
 			if victim == "hashmap" {
-				faultStorage(t, s, "", "fault: slow", "delay: 300ms")
+				faultStorage(t, s, "", map[string]any{"fault": "slow", "delay": "300ms"})
 			}
 			r := startRunner(t, "run", "--config", s.config, "--plugin-dir", dir)
 			waitFor(t, r, "checkpoint complete", time.Minute)
