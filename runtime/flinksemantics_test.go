@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/runtime"
@@ -167,7 +168,10 @@ func (b failingBackend) PluginInfo() sdk.PluginInfo {
 func (b failingBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
 	b.created.Add(1)
 	kb, err := b.Backend.CreateKeyedStateBackend(ctx, p)
-	return failingKeyed{kb}, err
+	if err != nil {
+		return nil, err
+	}
+	return optional.Keyed(failingKeyed{kb}, kb), nil
 }
 
 type failingKeyed struct{ sdk.KeyedStateBackend }
