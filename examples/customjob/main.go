@@ -6,7 +6,7 @@
 //
 // State backend and checkpoint storage are chosen in code: hashmap working state,
 // checkpoints in a directory through fsstorage. By default both plugins run inside this
-// process (UseInProcess with the built-ins' constructors); with -plugin-dir they run as
+// process (UseInProcess with the constructors of plugins/builtin); with -plugin-dir they run as
 // plugin processes from that directory instead.
 //
 //	go run ./examples/customjob -input examples/customjob/input -output /tmp/leaderboard \
