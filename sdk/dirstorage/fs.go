@@ -16,10 +16,13 @@ import (
 // Errors keep the identity of io/fs errors (fs.ErrNotExist, fs.ErrExist), which is how the
 // Storage tells a missing file from a failure.
 //
-// Every name a Storage passes lies in a job's directory (<dir>/<job>, see sdk/layout), in a
-// savepoint directory (<base>/savepoint-...), or is one of those directories' parents,
-// which it creates with MkdirAll and lists never. An FS may keep each job's and each
-// savepoint's tree in a container of its own.
+// The names a Storage makes lie in a job's directory (<dir>/<job>, see sdk/layout) or a
+// savepoint directory (<base>/savepoint-...), except the parents of those directories,
+// which it only creates (MkdirAll) and syncs (SyncDir). An FS may therefore keep each
+// job's and each savepoint's tree in a container of its own (the third-party example keeps
+// each in a bbolt file). ResolveCheckpoint, OpenState and DisposeCheckpoint also pass the
+// names a user's pointer or a state handle gives, wherever they lead: Stat must answer for
+// any name, fs.ErrNotExist for one the FS does not have.
 type FS interface {
 	// Create creates name for writing; its directory exists. It fails with an error
 	// wrapping fs.ErrExist when name exists, either now or, on a store that only learns it
