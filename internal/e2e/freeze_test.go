@@ -18,6 +18,19 @@ import (
 // Shutdown. The runner must notice (heartbeat.timeout), kill it with SIGKILL, recover
 // from the latest checkpoint and finish with exact output.
 
+// newFreezeWordcount is the word count of the freeze tests: freezeConfig's keys, and a
+// lease that outlasts a frozen storage plugin. The runner renews its lease through the
+// storage plugin, so while that plugin is frozen no renewal succeeds until the heartbeat
+// has killed it and recovery has started a new one; with the word count's lease (valid for
+// four fifths of leaseTimeout, 3.2 s) and a heartbeat timeout of 3 s, the runner would
+// lose its lease and stop first.
+func newFreezeWordcount(t *testing.T, heartbeatTimeout string) *wordcountSetup {
+	t.Helper()
+	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, heartbeatTimeout))
+	s.edit(t, map[string]any{"job.lease.timeout": "15s"})
+	return s
+}
+
 // freezeConfig is the configuration every freeze test adds to the word count: quick
 // heartbeats, and many tolerable failed checkpoints, so that the heartbeat, not a
 // checkpoint failure, is what notices the frozen plugin.
@@ -117,7 +130,7 @@ func checkRecovered(t *testing.T, out, killLine, name string, pid int) {
 func TestFrozenPluginIsKilledAndReplaced(t *testing.T) {
 	for _, victim := range []string{"hashmap", "fsstorage"} {
 		t.Run(victim, func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, "2s"))
+			s := newFreezeWordcount(t, "2s")
 			r := s.run(t)
 			waitFor(t, r, "checkpoint complete", time.Minute)
 			pid := pluginOf(r.cmd.Process.Pid, victim)
@@ -143,7 +156,7 @@ func TestFrozenPluginIsKilledAndReplaced(t *testing.T) {
 func TestFrozenPluginMidCheckpoint(t *testing.T) {
 	for _, victim := range []string{"hashmap", "fsstorage"} {
 		t.Run(victim, func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, "3s"))
+			s := newFreezeWordcount(t, "3s")
 			dir := faultPluginDir(t)
 			if victim == "hashmap" {
 				faultStorage(t, s, "", map[string]any{"fault": "slow", "delay": "300ms"})
