@@ -66,7 +66,7 @@ bench: build
 # `make fuzz FUZZTIME=200000x` (or a duration such as 10m) sets one budget for every target.
 # A package under sdk/ is fuzzed in the SDK's module, from sdk/.
 FUZZ := ./runtime/config:FuzzParse:20000x ./runtime/checkpoint:FuzzDecodeMetadata:20000x \
-	./plugins/fsstorage/fsstorage:FuzzResolveCheckpoint:2000x ./sdk/kvstream:FuzzReader:20000x
+	./sdk/dirstorage:FuzzResolveCheckpoint:2000x ./sdk/kvstream:FuzzReader:20000x
 FUZZTIME ?=
 fuzz:
 	@for t in $(FUZZ); do \

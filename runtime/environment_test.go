@@ -6,22 +6,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
-	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
-	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime"
-	"github.com/flowstate/flowstate/sdk"
 )
-
-func builtins() map[string]func() sdk.Plugin {
-	return map[string]func() sdk.Plugin{
-		"hashmap":   func() sdk.Plugin { return hashmap.New() },
-		"leveldb":   func() sdk.Plugin { return leveldb.New() },
-		"jmstorage": func() sdk.Plugin { return jmstorage.New() },
-		"fsstorage": func() sdk.Plugin { return fsstorage.New() },
-	}
-}
 
 // TestEnvironmentCodeWinsOverFile mirrors the seed's example: what is set on the
 // Environment wins over the configuration file, which wins over defaults.
@@ -35,7 +22,7 @@ func TestEnvironmentCodeWinsOverFile(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env.UseInProcess(builtins())
+		env.UseInProcess(builtin.Constructors())
 		set(env)
 		host := env.Host()
 		defer host.Close()

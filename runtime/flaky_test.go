@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 
+	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -28,7 +29,7 @@ func (s *flakyStorage) CreateCheckpointStorage(ctx context.Context, jobID string
 	if err != nil {
 		return nil, err
 	}
-	return &flakyAccess{CheckpointStorageAccess: a, s: s}, nil
+	return optional.Access(&flakyAccess{CheckpointStorageAccess: a, s: s}, a), nil
 }
 
 type flakyAccess struct {

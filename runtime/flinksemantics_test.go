@@ -13,7 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
+	"github.com/flowstate/flowstate/internal/optional"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
@@ -167,7 +168,10 @@ func (b failingBackend) PluginInfo() sdk.PluginInfo {
 func (b failingBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
 	b.created.Add(1)
 	kb, err := b.Backend.CreateKeyedStateBackend(ctx, p)
-	return failingKeyed{kb}, err
+	if err != nil {
+		return nil, err
+	}
+	return optional.Keyed(failingKeyed{kb}, kb), nil
 }
 
 type failingKeyed struct{ sdk.KeyedStateBackend }
@@ -208,10 +212,9 @@ func TestRestartStrategies(t *testing.T) {
 				t.Fatal(err)
 			}
 			var created atomic.Int64
-			env.UseInProcess(map[string]func() sdk.Plugin{
-				"failing":        func() sdk.Plugin { return failingBackend{hashmap.New(), &created} },
-				config.FSStorage: func() sdk.Plugin { return fsstorage.New() },
-			})
+			plugins := builtin.Constructors()
+			plugins["failing"] = func() sdk.Plugin { return failingBackend{hashmap.New(), &created} }
+			env.UseInProcess(plugins)
 			env.SetLogger(hclog.NewNullLogger())
 			job, err := jobs.Aggregate(jobs.Spec{Name: "agg", Parallelism: 1, Keys: 10, Records: 1000})
 			if err != nil {
@@ -242,7 +245,7 @@ func TestRetentionInCode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		env.UseInProcess(map[string]func() sdk.Plugin{config.Hashmap: func() sdk.Plugin { return hashmap.New() }})
+		env.UseInProcess(builtin.Constructors())
 		env.CheckpointConfig().SetExternalizedCheckpointRetention(value)
 		host := env.Host()
 		c, err := env.Resolved(context.Background(), host)

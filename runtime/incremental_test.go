@@ -13,8 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
@@ -71,14 +71,11 @@ job.name: %s
 	if err != nil {
 		t.Fatal(err)
 	}
-	storage := f.storage
-	if storage == nil {
-		storage = func() sdk.Plugin { return fsstorage.New() }
+	plugins := builtin.Constructors()
+	if f.storage != nil {
+		plugins[config.FSStorage] = f.storage
 	}
-	env.UseInProcess(map[string]func() sdk.Plugin{
-		config.LevelDB:   func() sdk.Plugin { return leveldb.New() },
-		config.FSStorage: storage,
-	})
+	env.UseInProcess(plugins)
 	ctx, cancelCause := context.WithCancelCause(context.Background())
 	cancel := func() {
 		if f.cancelJob {

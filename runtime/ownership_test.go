@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/internal/wordcheck"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/lease"
@@ -36,7 +37,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.UseInProcess(builtins())
+	env.UseInProcess(builtin.Constructors())
 	job, err := jobs.WordCount(jobs.Spec{Name: "wc", Parallelism: 1, MaxParallelism: 128, BatchSize: 256, Input: input, Output: output, Rate: 2000})
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/flowstate/flowstate/plugins/builtin"
 )
 
 // ioResult holds items 3 (checkpoint MB/s against a sequential write) and 4 (restore).
@@ -40,7 +42,7 @@ func (b *bench) checkpointIO(ctx context.Context, deadline time.Time) (*ioResult
 	defer os.RemoveAll(dir)
 	res := &ioResult{restore: map[mode][]float64{}}
 	res.entries = b.s.StateBytes / int64(b.s.StateValue+16) // 10-byte keys and framing
-	h, err := openHarness(ctx, b.s.PluginDir, plugin, "hashmap", nil, dir)
+	h, err := openHarness(ctx, b.s.PluginDir, plugin, builtin.Hashmap, nil, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +103,7 @@ func (b *bench) checkpointIO(ctx context.Context, deadline time.Time) (*ioResult
 
 // restoreOnce restores snap in mode m, checks a few entries, and returns MB/s.
 func restoreOnce(ctx context.Context, pluginDir string, m mode, dir string, snap snapshotResult, entries int64, size int) (float64, error) {
-	h, err := openHarness(ctx, pluginDir, m, "hashmap", nil, dir)
+	h, err := openHarness(ctx, pluginDir, m, builtin.Hashmap, nil, dir)
 	if err != nil {
 		return 0, err
 	}

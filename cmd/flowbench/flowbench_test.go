@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"math"
 	"os"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/internal/testbin"
+	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
 
 func TestPercentileNearestRank(t *testing.T) {
@@ -184,5 +187,48 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks section %q", want)
 		}
+	}
+}
+
+// TestPluginModeNeedsTheBinaries: a plugin-mode run whose plugin directory lacks the
+// binaries fails, naming the missing file, instead of measuring the built-ins in-process;
+// the in-process variant of the same run needs no binary.
+func TestPluginModeNeedsTheBinaries(t *testing.T) {
+	empty := t.TempDir()
+	job, err := aggregateJob(quickSettings())
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := runSpec{backend: builtin.Hashmap, mode: plugin, pluginDir: empty, checkpoints: t.TempDir()}
+	_, err = runJob(context.Background(), spec, job)
+	if !errors.Is(err, pluginhost.ErrUnknownPlugin) || !strings.Contains(err.Error(), "flowstate-plugin-hashmap") || !strings.Contains(err.Error(), empty) {
+		t.Fatalf("plugin mode without binaries: %v; want ErrUnknownPlugin naming flowstate-plugin-hashmap in %s", err, empty)
+	}
+	if _, err := openHarness(context.Background(), empty, plugin, builtin.Hashmap, nil, t.TempDir()); !errors.Is(err, pluginhost.ErrUnknownPlugin) {
+		t.Fatalf("harness in plugin mode without binaries: %v; want ErrUnknownPlugin", err)
+	}
+	spec.mode, spec.checkpoints = inProcess, t.TempDir()
+	if job, err = aggregateJob(quickSettings()); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := runJob(context.Background(), spec, job); err != nil || r.stats.Records != quickSettings().AggRecords {
+		t.Fatalf("in-process without binaries: %d records, %v", r.stats.Records, err)
+	}
+}
+
+// TestLivePluginsRefusesInProcessInstances: the plugin-mode check fails for a plugin that
+// runs in the benchmark's process, and passes for real plugin processes, naming their pids.
+func TestLivePluginsRefusesInProcessInstances(t *testing.T) {
+	ctx := context.Background()
+	inproc := pluginhost.New(pluginhost.Options{Dir: t.TempDir(), Builtins: builtin.Constructors(), InProcess: true})
+	defer inproc.Close()
+	if _, err := livePlugins(ctx, inproc, plugin, builtin.Hashmap); err == nil || !strings.Contains(err.Error(), "benchmark's process") {
+		t.Fatalf("an in-process hashmap passed the plugin-mode check: %v", err)
+	}
+	host := newHost(testbin.PluginDir(t), plugin)
+	defer host.Close()
+	pids, err := livePlugins(ctx, host, plugin, builtin.Hashmap, builtin.FSStorage)
+	if err != nil || len(pids) != 2 || pids[0] == os.Getpid() || pids[0] == pids[1] {
+		t.Fatalf("plugin processes: pids %v, %v; want two processes other than this one", pids, err)
 	}
 }

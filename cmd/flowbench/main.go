@@ -18,6 +18,9 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
 
 // phases are the benchmark's parts, in the order they run.
@@ -61,8 +64,10 @@ func run(args []string) error {
 	if s.Runner, err = filepath.Abs(*runner); err != nil {
 		return fmt.Errorf("-runner: %w", err)
 	}
-	if _, err := os.Stat(filepath.Join(s.PluginDir, "flowstate-plugin-hashmap")); err != nil {
-		return fmt.Errorf("-plugin-dir %s: no built plugins (run make build): %w", s.PluginDir, err)
+	for _, name := range []string{builtin.Hashmap, builtin.LevelDB, builtin.FSStorage} {
+		if _, err := os.Stat(filepath.Join(s.PluginDir, pluginhost.Prefix+name)); err != nil {
+			return fmt.Errorf("-plugin-dir %s: plugin %s is not built (run make build); plugin-mode figures need its binary: %w", s.PluginDir, name, err)
+		}
 	}
 	want := map[string]bool{}
 	for _, p := range strings.Split(*only, ",") {
@@ -124,7 +129,7 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 		}
 	}
 	step("throughput", func() error {
-		for i, backend := range []string{"hashmap", "leveldb"} {
+		for i, backend := range []string{builtin.Hashmap, builtin.LevelDB} {
 			t, err := b.throughput(ctx, backend, b.deadline([]float64{0.10, 0.33}[i]))
 			if err != nil {
 				return err
@@ -135,7 +140,7 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 	})
 	step("checkpoint", func() (err error) { rep.io, err = b.checkpointIO(ctx, b.deadline(0.48)); return })
 	step("pause", func() (err error) { rep.pause, err = b.pauses(ctx); return })
-	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, "hashmap", b.deadline(1.0)); return })
+	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, builtin.Hashmap, b.deadline(1.0)); return })
 	step("incremental", func() (err error) { rep.incr, err = b.incremental(ctx); return })
 	step("startup", func() (err error) { rep.startup, err = b.startup(ctx, b.deadline(0.97)); return })
 	rep.elapsed = time.Since(b.start)

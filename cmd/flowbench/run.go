@@ -12,26 +12,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
-	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
-	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
-	"github.com/flowstate/flowstate/sdk"
 )
-
-// builtins are the plugins the in-process variants load into the benchmark's process,
-// through the same sdk interfaces the plugin processes serve.
-var builtins = map[string]func() sdk.Plugin{
-	"hashmap":   func() sdk.Plugin { return hashmap.New() },
-	"leveldb":   func() sdk.Plugin { return leveldb.New() },
-	"jmstorage": func() sdk.Plugin { return jmstorage.New() },
-	"fsstorage": func() sdk.Plugin { return fsstorage.New() },
-}
 
 // mode says where the plugins run.
 type mode bool
@@ -61,9 +48,14 @@ func (m mode) String() string {
 	return "plugin"
 }
 
-// newHost returns a plugin host for m.
+// newHost returns a plugin host for m: in plugin mode one without built-ins, so that a
+// missing binary fails the run instead of being measured in-process.
 func newHost(pluginDir string, m mode) *pluginhost.Host {
-	return pluginhost.New(pluginhost.Options{Dir: pluginDir, Builtins: builtins, InProcess: m == inProcess, Logger: hclog.NewNullLogger()})
+	opts := pluginhost.Options{Dir: pluginDir, Logger: hclog.NewNullLogger()}
+	if m == inProcess {
+		opts.Builtins, opts.InProcess = builtin.Constructors(), true
+	}
+	return pluginhost.New(opts)
 }
 
 // runSpec is one run of a job through runtime.Executor, with fsstorage (file://) as the
@@ -105,9 +97,16 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 	}
 	res := runResult{}
 	stats := &dataflow.RunStats{}
+	plugins := []string{s.backend, builtin.FSStorage}
+	var liveErr error // the plugin processes' check during the run, at the first checkpoint
+	checked := false
 	x := &runtime.Executor{Config: cfg, Host: host, Logger: hclog.NewNullLogger(), Stats: stats,
 		OnCheckpoint: func(c *checkpoint.Completed) {
 			res.last = c
+			if !checked {
+				_, liveErr = livePlugins(ctx, host, s.mode, plugins...)
+				checked = true
+			}
 			if s.onComplete != nil {
 				s.onComplete(c)
 			}
@@ -119,15 +118,43 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 	}
 	res.elapsed = time.Since(start)
 	res.cpu = selfCPU() - cpu0
-	if s.mode == plugin {
-		for _, name := range []string{s.backend, "fsstorage"} {
-			if in, err := host.Open(ctx, name); err == nil {
-				res.cpu += processCPU(in.Pid())
-			}
-		}
+	if liveErr != nil {
+		return runResult{}, fmt.Errorf("job %s on %s (%s): during the run: %w", job.Name, s.backend, s.mode, liveErr)
+	}
+	pids, err := livePlugins(ctx, host, s.mode, plugins...)
+	if err != nil {
+		return runResult{}, fmt.Errorf("job %s on %s (%s): after the run: %w", job.Name, s.backend, s.mode, err)
+	}
+	for _, pid := range pids {
+		res.cpu += processCPU(pid)
 	}
 	res.stats = *stats
 	return res, nil
+}
+
+// livePlugins checks, in plugin mode, that each named plugin runs as a process of its own
+// that exists now, and returns their pids; in-process mode has none to check. A plugin
+// measured in the benchmark's own process would report a ratio near 1 as a pass.
+func livePlugins(ctx context.Context, host *pluginhost.Host, m mode, names ...string) ([]int, error) {
+	if m != plugin {
+		return nil, nil
+	}
+	var pids []int
+	for _, name := range names {
+		in, err := host.Open(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %s: %w", name, err)
+		}
+		pid := in.Pid()
+		if pid <= 0 {
+			return nil, fmt.Errorf("plugin %s runs in the benchmark's process, not as a plugin process: the figure would not measure the process boundary", name)
+		}
+		if err := syscall.Kill(pid, 0); err != nil {
+			return nil, fmt.Errorf("plugin %s: its process %d does not exist: %w", name, pid, err)
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
 }
 
 // selfCPU is the user and system time of this process so far.

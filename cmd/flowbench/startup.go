@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/flowstate/flowstate/plugins/builtin"
 )
 
 // firstRecordLine is the runner's log line when a keyed subtask starts its first batch.
@@ -24,7 +26,7 @@ type startupResult struct {
 
 // startup times `runner run` to the first record with each backend, alternating.
 func (b *bench) startup(ctx context.Context, deadline time.Time) ([]*startupResult, error) {
-	out := []*startupResult{{backend: "hashmap"}, {backend: "leveldb"}}
+	out := []*startupResult{{backend: builtin.Hashmap}, {backend: builtin.LevelDB}}
 	for round := 0; round < b.s.StartupRounds; round++ {
 		if round > 0 && time.Now().After(deadline) {
 			b.logf("start-up: stopping after %d rounds (time budget)", round)

@@ -14,6 +14,9 @@ type variantRuns struct {
 	rate      []float64 // records per second
 	cpuPerRec []float64 // CPU microseconds per record, every process involved
 	stats     dataflow.RunStats
+	// grpcMessages is the number of gRPC messages the last run's state traffic took, 0
+	// while nothing counts them (see grpcMessagesPerRecord).
+	grpcMessages int64
 }
 
 // throughputResult compares one backend's aggregate job through the plugin and in-process.
@@ -79,10 +82,11 @@ type scalePoint struct {
 	skipped       string                 // why the size was not measured
 }
 
-// scale runs scaleJob at each key count, plugin and in-process, one round each.
+// scale runs scaleJob at each key count, plugin and in-process, one round each; which
+// variant goes first alternates from one key count to the next.
 func (b *bench) scale(ctx context.Context, backend string, deadline time.Time) ([]scalePoint, error) {
 	var out []scalePoint
-	for _, keys := range b.s.ScaleKeys {
+	for i, keys := range b.s.ScaleKeys {
 		p := scalePoint{keys: keys, records: max(keys, b.s.AggRecords), rate: map[mode]float64{}, ckpt: map[mode]time.Duration{}, size: map[mode]int64{}}
 		if n := len(out); n > 0 {
 			// Predict this size from the last one's slower variant, both variants.
@@ -95,7 +99,7 @@ func (b *bench) scale(ctx context.Context, backend string, deadline time.Time) (
 				break
 			}
 		}
-		for _, m := range modes {
+		for _, m := range roundModes(i) {
 			dir, err := freshDir(b.s.Work, "scale")
 			if err != nil {
 				return nil, err

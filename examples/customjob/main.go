@@ -6,7 +6,7 @@
 //
 // State backend and checkpoint storage are chosen in code: hashmap working state,
 // checkpoints in a directory through fsstorage. By default both plugins run inside this
-// process (UseInProcess with the built-ins' constructors); with -plugin-dir they run as
+// process (UseInProcess with the constructors of plugins/builtin); with -plugin-dir they run as
 // plugin processes from that directory instead.
 //
 //	go run ./examples/customjob -input examples/customjob/input -output /tmp/leaderboard \
@@ -22,11 +22,9 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/config"
-	"github.com/flowstate/flowstate/sdk"
 )
 
 // options are the command's flags.
@@ -59,12 +57,6 @@ func main() {
 	}
 }
 
-// builtins are the plugins this program can run in its own process, by name.
-var builtins = map[string]func() sdk.Plugin{
-	"hashmap":   func() sdk.Plugin { return hashmap.New() },
-	"fsstorage": func() sdk.Plugin { return fsstorage.New() },
-}
-
 // run configures an environment in code and executes the leaderboard job.
 func run(ctx context.Context, o options) error {
 	job, err := Leaderboard("leaderboard", o.input, o.output, o.top, o.parallelism)
@@ -85,7 +77,7 @@ func run(ctx context.Context, o options) error {
 	if o.pluginDir != "" {
 		env.SetPluginDir(o.pluginDir)
 	} else {
-		env.UseInProcess(builtins)
+		env.UseInProcess(builtin.Constructors())
 	}
 	return env.Execute(ctx, job, o.from)
 }

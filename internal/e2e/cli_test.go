@@ -16,8 +16,8 @@ import (
 // TestCheckpointsListAndBadPointer runs a job to the end, lists its retained checkpoints
 // as JSON, and checks that a pointer to nothing is refused with an error naming it.
 func TestCheckpointsListAndBadPointer(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 20000, "")
-	os.WriteFile(s.config, []byte(strings.Replace(mustRead(t, s.config), "num-retained: 2", "num-retained: 3", 1)), 0o644)
+	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 20000, nil)
+	s.edit(t, map[string]any{"execution.checkpointing.num-retained": 3})
 	r := s.run(t)
 	if err := r.wait(t, time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, r.out.String())
@@ -68,7 +68,7 @@ var statsLine = regexp.MustCompile(`(\d+) records, \d+ checkpoints \(\d+ failed\
 // TestStateCallsAreBatchedThroughPlugins counts the state calls a word count makes across
 // the plugin boundary: far below one per hundred records.
 func TestStateCallsAreBatchedThroughPlugins(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 0, "")
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 0, nil)
 	r := s.run(t)
 	if err := r.wait(t, time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, r.out.String())
@@ -90,8 +90,8 @@ func TestStateCallsAreBatchedThroughPlugins(t *testing.T) {
 // TestRestartLimitStopsTheJob kills the backend with no restarts allowed: the runner stops
 // with an error that says so.
 func TestRestartLimitStopsTheJob(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 20000, "")
-	os.WriteFile(s.config, []byte(strings.Replace(mustRead(t, s.config), "attempts: 20", "attempts: 0", 1)), 0o644)
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 20000, nil)
+	s.edit(t, map[string]any{"restart-strategy.fixed-delay.attempts": 0})
 	r := s.run(t)
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -16,10 +16,8 @@ import (
 // directories, oldest first.
 func checkpointsAfterKill(t *testing.T) (*wordcountSetup, []string) {
 	t.Helper()
-	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 20000, "execution.checkpointing.data-inline-threshold: 0\n")
-	cfg := strings.Replace(mustRead(t, s.config), "num-retained: 2", "num-retained: 3", 1)
-	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1", 1)
-	os.WriteFile(s.config, []byte(cfg), 0o644)
+	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 20000, map[string]any{"execution.checkpointing.data-inline-threshold": 0})
+	s.edit(t, map[string]any{"execution.checkpointing.num-retained": 3, "restart-strategy.fixed-delay.attempts": 1})
 	r := s.run(t)
 	deadline := time.Now().Add(30 * time.Second)
 	for len(completedLine.FindAllString(r.out.String(), -1)) < 3 {

@@ -1,10 +1,11 @@
 package e2e
 
 import (
-	"fmt"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,10 +18,14 @@ import (
 // wordcountSetup writes an input of size bytes and a config for backend and storage.
 type wordcountSetup struct {
 	dir, config, input, output string
-	expected                   map[string]int64
+	// conf is the configuration, flat keys to values; write puts it in the file config.
+	conf     map[string]any
+	expected map[string]int64
 }
 
-func newWordcount(t *testing.T, backend, storage string, size int, rate int, extra string) *wordcountSetup {
+// newWordcount writes the input and the configuration of a word count, with the keys of
+// extra added to it.
+func newWordcount(t *testing.T, backend, storage string, size int, rate int, extra map[string]any) *wordcountSetup {
 	t.Helper()
 	dir := t.TempDir()
 	s := &wordcountSetup{dir: dir, input: filepath.Join(dir, "input.txt"), output: filepath.Join(dir, "out"), config: filepath.Join(dir, "config.yaml")}
@@ -31,28 +36,79 @@ func newWordcount(t *testing.T, backend, storage string, size int, rate int, ext
 	if s.expected, err = wordcheck.Expected(s.input); err != nil {
 		t.Fatal(err)
 	}
-	cfg := fmt.Sprintf(`state.backend.type: %s
-state.backend.leveldb.localdir: %s
-execution.checkpointing.storage: %s
-execution.checkpointing.dir: %s
-execution.checkpointing.interval: 100ms
-execution.checkpointing.num-retained: 2
-restart-strategy.fixed-delay.attempts: 20
-restart-strategy.fixed-delay.delay: 50ms
-job:
-  name: wc
-  type: wordcount
-  parallelism: 2
-  input: %s
-  output: %s
-  rate: %d
-  lease:
-    timeout: %s
-%s`, backend, filepath.Join(dir, "leveldb"), storage, filepath.Join(dir, "checkpoints"), s.input, s.output, rate, leaseTimeout, extra)
-	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
+	s.conf = map[string]any{
+		"state.backend.type":                    backend,
+		"state.backend.leveldb.localdir":        filepath.Join(dir, "leveldb"),
+		"execution.checkpointing.storage":       storage,
+		"execution.checkpointing.dir":           filepath.Join(dir, "checkpoints"),
+		"execution.checkpointing.interval":      "100ms",
+		"execution.checkpointing.num-retained":  2,
+		"restart-strategy.fixed-delay.attempts": 20,
+		"restart-strategy.fixed-delay.delay":    "50ms",
+		"job.name":                              "wc",
+		"job.type":                              "wordcount",
+		"job.parallelism":                       2,
+		"job.input":                             s.input,
+		"job.output":                            s.output,
+		"job.rate":                              rate,
+		"job.lease.timeout":                     leaseTimeout,
 	}
+	s.add(t, extra)
 	return s
+}
+
+// edit changes keys the configuration has and writes it; a nil value removes the key.
+func (s *wordcountSetup) edit(t *testing.T, changes map[string]any) {
+	t.Helper()
+	s.conf = edited(t, s.conf, changes)
+	writeConfig(t, s.config, s.conf)
+}
+
+// variant writes the configuration with changes made to keys it has (as edit) to the file
+// path, and returns path; s's own configuration stays as it is.
+func (s *wordcountSetup) variant(t *testing.T, path string, changes map[string]any) string {
+	t.Helper()
+	writeConfig(t, path, edited(t, s.conf, changes))
+	return path
+}
+
+// add adds keys the configuration does not have yet and writes it.
+func (s *wordcountSetup) add(t *testing.T, keys map[string]any) {
+	t.Helper()
+	s.conf = extended(t, s.conf, keys)
+	writeConfig(t, s.config, s.conf)
+}
+
+// edited returns conf with changes made to keys it has (a nil value removes one). A key it
+// does not have fails the test: a typo must not pass for a change that was made.
+func edited(t *testing.T, conf, changes map[string]any) map[string]any {
+	t.Helper()
+	out := maps.Clone(conf)
+	for k, v := range changes {
+		if _, ok := out[k]; !ok {
+			t.Fatalf("configuration change of %q: the configuration has no such key (it has %v)", k, slices.Sorted(maps.Keys(conf)))
+		}
+		if v == nil {
+			delete(out, k)
+		} else {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// extended returns conf with keys added. A key it has already fails the test: an addition
+// must not silently replace a value.
+func extended(t *testing.T, conf, keys map[string]any) map[string]any {
+	t.Helper()
+	out := maps.Clone(conf)
+	for k, v := range keys {
+		if _, ok := out[k]; ok {
+			t.Fatalf("configuration addition of %q: the configuration has it already (%v)", k, out[k])
+		}
+		out[k] = v
+	}
+	return out
 }
 
 func (s *wordcountSetup) run(t *testing.T, extra ...string) *runner {
@@ -84,7 +140,7 @@ func TestCrashRecovery(t *testing.T) {
 	for _, backend := range []string{"hashmap", "leveldb"} {
 		for _, victim := range []string{"backend", "storage", "runner"} {
 			t.Run(backend+"/kill-"+victim, func(t *testing.T) {
-				s := newWordcount(t, backend, "filesystem", 3<<20, 25000, "")
+				s := newWordcount(t, backend, "filesystem", 3<<20, 25000, nil)
 				r := s.run(t)
 				if !r.owns(t) { // kills are for a running job, see TestCrashLoop
 					t.Fatalf("the job did not start:\n%s", tail(r.out.String(), 20))
@@ -131,8 +187,8 @@ func TestCrashRecovery(t *testing.T) {
 // TestJobManagerStorageLossStops checks that when jmstorage dies, the runner says its
 // in-memory checkpoints are gone and stops instead of pretending to restore.
 func TestJobManagerStorageLossStops(t *testing.T) {
-	s := newWordcount(t, "hashmap", "jobmanager", 2<<20, 20000, "")
-	os.WriteFile(s.config, []byte(strings.Replace(mustRead(t, s.config), "execution.checkpointing.dir:", "# execution.checkpointing.dir:", 1)), 0o644)
+	s := newWordcount(t, "hashmap", "jobmanager", 2<<20, 20000, nil)
+	s.edit(t, map[string]any{"execution.checkpointing.dir": nil})
 	r := s.run(t)
 	deadline := time.Now().Add(20 * time.Second)
 	for {

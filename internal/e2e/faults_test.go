@@ -18,21 +18,18 @@ import (
 // faultStorage turns a word count configuration into one whose checkpoint storage is the
 // faultstorage test plugin with the given options; with a timeout, it sets that checkpoint
 // timeout and tolerates many failed checkpoints.
-func faultStorage(t *testing.T, s *wordcountSetup, timeout string, opts ...string) {
+func faultStorage(t *testing.T, s *wordcountSetup, timeout string, opts map[string]any) {
 	t.Helper()
-	keys := ""
+	s.edit(t, map[string]any{"execution.checkpointing.storage": "faultstorage"})
+	keys := map[string]any{}
 	if timeout != "" {
-		keys = "execution.checkpointing.timeout: " + timeout + "\n" +
-			"execution.checkpointing.tolerable-failed-checkpoints: 1000\n"
+		keys["execution.checkpointing.timeout"] = timeout
+		keys["execution.checkpointing.tolerable-failed-checkpoints"] = 1000
 	}
-	cfg := strings.Replace(mustRead(t, s.config), "execution.checkpointing.storage: filesystem\n",
-		"execution.checkpointing.storage: faultstorage\n"+keys, 1)
-	for _, o := range opts {
-		cfg += "execution.checkpointing.faultstorage." + o + "\n"
+	for k, v := range opts {
+		keys["execution.checkpointing.faultstorage."+k] = v
 	}
-	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.add(t, keys)
 }
 
 // runWith runs the word count with the plugins of dir to the end and checks its output.
@@ -90,8 +87,8 @@ func checkNoHalfCheckpoints(t *testing.T, jobDir string) {
 func TestHangingStorageExpiresCheckpoints(t *testing.T) {
 	for _, at := range []string{"state", "metadata"} {
 		t.Run(at, func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, "")
-			faultStorage(t, s, "400ms", "fault: hang", "delay: 1500ms", "every: 3", "at: "+at)
+			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, nil)
+			faultStorage(t, s, "400ms", map[string]any{"fault": "hang", "delay": "1500ms", "every": 3, "at": at})
 			out := s.runWith(t, faultPluginDir(t), 2*time.Minute)
 			line := regexp.MustCompile(`checkpoint failed: error="checkpoint \d+ expired after 400ms \(execution.checkpointing.timeout\)[^\n]*`).FindString(out)
 			if line == "" {
@@ -112,8 +109,8 @@ func TestHangingStorageExpiresCheckpoints(t *testing.T) {
 // TestSlowStorageCompletes delays every state stream of every checkpoint by 150ms, well
 // under the timeout: checkpoints complete late but complete, and the output is exact.
 func TestSlowStorageCompletes(t *testing.T) {
-	s := newWordcount(t, "leveldb", "filesystem", 1<<20, 20000, "")
-	faultStorage(t, s, "10s", "fault: slow", "delay: 150ms")
+	s := newWordcount(t, "leveldb", "filesystem", 1<<20, 20000, nil)
+	faultStorage(t, s, "10s", map[string]any{"fault": "slow", "delay": "150ms"})
 	out := s.runWith(t, faultPluginDir(t), 2*time.Minute)
 	if strings.Contains(out, "checkpoint failed") {
 		t.Fatalf("a slow storage failed a checkpoint:\n%s", tail(out, 30))
@@ -130,20 +127,19 @@ func TestSlowStorageCompletes(t *testing.T) {
 // left on device", the job keeps running, and once space is back checkpoints complete
 // again and the output is exact; no failed checkpoint is left resolvable.
 func TestCheckpointDirOutOfSpace(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 20000, "execution.checkpointing.data-inline-threshold: 0\n")
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 20000, map[string]any{"execution.checkpointing.data-inline-threshold": 0})
 	ckdir := filepath.Join(s.dir, "checkpoints")
 	os.Mkdir(ckdir, 0o755)
 	if err := mountTmpfs(ckdir, "4m"); err != nil {
 		t.Logf("no tmpfs (%v): injecting ENOSPC with faultstorage instead", err)
-		faultStorage(t, s, "10s", "fault: enospc", "every: 2")
+		faultStorage(t, s, "10s", map[string]any{"fault": "enospc", "every": 2})
 		out := s.runWith(t, faultPluginDir(t), 2*time.Minute)
 		checkDeclinedForSpace(t, out)
 		checkNoHalfCheckpoints(t, filepath.Join(ckdir, "wc"))
 		return
 	}
 	t.Cleanup(func() { exec.Command("umount", "-l", ckdir).Run() })
-	cfg := strings.Replace(mustRead(t, s.config), "restart-strategy", "execution.checkpointing.tolerable-failed-checkpoints: 1000\nrestart-strategy", 1)
-	os.WriteFile(s.config, []byte(cfg), 0o644)
+	s.add(t, map[string]any{"execution.checkpointing.tolerable-failed-checkpoints": 1000})
 	r := s.run(t)
 	waitFor(t, r, "checkpoint complete", 30*time.Second)
 	filler := filepath.Join(ckdir, "filler")
@@ -227,17 +223,15 @@ func waitFor(t *testing.T, r *runner, s string, within time.Duration) {
 // runner kills the plugin, and recovery starts a fresh one and restores: the output is
 // exactly the failure-free one, and no deadlocked process is left behind.
 func TestDeadlockedBackendIsReplaced(t *testing.T) {
-	s := newWordcount(t, "hangbackend", "filesystem", 1<<20, 20000, "")
+	s := newWordcount(t, "hangbackend", "filesystem", 1<<20, 20000, nil)
 	marker := filepath.Join(s.dir, "deadlocked")
-	cfg := mustRead(t, s.config) +
-		"execution.checkpointing.timeout: 1s\n" +
-		"execution.checkpointing.tolerable-failed-checkpoints: 0\n" +
-		"task.cancellation.timeout: 2s\n" +
-		"state.backend.hangbackend.hang-after-checkpoint: 1\n" +
-		"state.backend.hangbackend.hang-marker: " + marker + "\n"
-	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.add(t, map[string]any{
+		"execution.checkpointing.timeout":                      "1s",
+		"execution.checkpointing.tolerable-failed-checkpoints": 0,
+		"task.cancellation.timeout":                            "2s",
+		"state.backend.hangbackend.hang-after-checkpoint":      1,
+		"state.backend.hangbackend.hang-marker":                marker,
+	})
 	start := time.Now()
 	out := s.runWith(t, faultPluginDir(t), 2*time.Minute)
 	if !strings.Contains(out, "injected backend deadlock") {

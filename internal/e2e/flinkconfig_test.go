@@ -34,7 +34,7 @@ func chkDirs(t *testing.T, jobDir string) []string {
 // unsupported Flink feature and a plugin option the plugin refuses fail with errors that
 // say they came from -D.
 func TestOverridesOnTheCommandLine(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 512<<10, 0, "")
+	s := newWordcount(t, "hashmap", "filesystem", 512<<10, 0, nil)
 	r := s.run(t, "-D", "job.name=dyn", "-Dexecution.checkpointing.num-retained=1", "-p", "3")
 	if err := r.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, tail(r.out.String(), 30))
@@ -88,7 +88,7 @@ func TestOverridesOnTheCommandLine(t *testing.T) {
 func TestStopWithoutSavepointFollowsRetention(t *testing.T) {
 	for _, retain := range []bool{false, true} {
 		t.Run("retain="+strconv.FormatBool(retain), func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, "rest.port: "+strconv.Itoa(freePort(t))+"\n")
+			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, map[string]any{"rest.port": freePort(t)})
 			var args []string
 			if retain {
 				args = []string{"-D", "execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION"}

@@ -18,15 +18,27 @@ import (
 // Shutdown. The runner must notice (heartbeat.timeout), kill it with SIGKILL, recover
 // from the latest checkpoint and finish with exact output.
 
+// newFreezeWordcount is the word count of the freeze tests, with freezeConfig's keys. Its
+// lease (job.lease.timeout 4s, valid for 3.2 s) lapses while a frozen storage plugin, which
+// keeps the lease record, blocks the renewals, before the heartbeat (2-3 s plus its
+// interval) kills it: the runner must hold back its commits, renew the lease through the
+// restarted plugin (nobody took it over) and go on.
+func newFreezeWordcount(t *testing.T, heartbeatTimeout string) *wordcountSetup {
+	t.Helper()
+	return newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, heartbeatTimeout))
+}
+
 // freezeConfig is the configuration every freeze test adds to the word count: quick
 // heartbeats, and many tolerable failed checkpoints, so that the heartbeat, not a
 // checkpoint failure, is what notices the frozen plugin.
-func freezeConfig(t *testing.T, heartbeatTimeout string) string {
-	return "heartbeat.interval: 100ms\n" +
-		"heartbeat.timeout: " + heartbeatTimeout + "\n" +
-		"execution.checkpointing.timeout: 1s\n" +
-		"execution.checkpointing.tolerable-failed-checkpoints: 1000\n" +
-		"rest.port: " + strconv.Itoa(freePort(t)) + "\n"
+func freezeConfig(t *testing.T, heartbeatTimeout string) map[string]any {
+	return map[string]any{
+		"heartbeat.interval":                                   "100ms",
+		"heartbeat.timeout":                                    heartbeatTimeout,
+		"execution.checkpointing.timeout":                      "1s",
+		"execution.checkpointing.tolerable-failed-checkpoints": 1000,
+		"rest.port": freePort(t),
+	}
 }
 
 // freeze stops pid with SIGSTOP and waits until the kernel shows it stopped. A cleanup
@@ -115,7 +127,7 @@ func checkRecovered(t *testing.T, out, killLine, name string, pid int) {
 func TestFrozenPluginIsKilledAndReplaced(t *testing.T) {
 	for _, victim := range []string{"hashmap", "fsstorage"} {
 		t.Run(victim, func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, "2s"))
+			s := newFreezeWordcount(t, "2s")
 			r := s.run(t)
 			waitFor(t, r, "checkpoint complete", time.Minute)
 			pid := pluginOf(r.cmd.Process.Pid, victim)
@@ -141,10 +153,10 @@ func TestFrozenPluginIsKilledAndReplaced(t *testing.T) {
 func TestFrozenPluginMidCheckpoint(t *testing.T) {
 	for _, victim := range []string{"hashmap", "fsstorage"} {
 		t.Run(victim, func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, freezeConfig(t, "3s"))
+			s := newFreezeWordcount(t, "3s")
 			dir := faultPluginDir(t)
 			if victim == "hashmap" {
-				faultStorage(t, s, "", "fault: slow", "delay: 300ms")
+				faultStorage(t, s, "", map[string]any{"fault": "slow", "delay": "300ms"})
 			}
 			r := startRunner(t, "run", "--config", s.config, "--plugin-dir", dir)
 			waitFor(t, r, "checkpoint complete", time.Minute)

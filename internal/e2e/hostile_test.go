@@ -10,15 +10,10 @@ import (
 
 // hostileRun runs a word count with the given backend from the fault plugin directory and
 // returns the runner's output and exit error.
-func hostileRun(t *testing.T, backend string, within time.Duration, edit func(cfg string) string) (string, error) {
+func hostileRun(t *testing.T, backend string, within time.Duration) (string, error) {
 	t.Helper()
-	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 0, "")
-	cfg := strings.Replace(mustRead(t, s.config), "state.backend.type: hashmap", "state.backend.type: "+backend, 1)
-	cfg = strings.Replace(cfg, "attempts: 20", "attempts: 1", 1) + "execution.checkpointing.timeout: 5s\n"
-	if edit != nil {
-		cfg = edit(cfg)
-	}
-	os.WriteFile(s.config, []byte(cfg), 0o644)
+	s := newWordcount(t, backend, "filesystem", 256<<10, 0, map[string]any{"execution.checkpointing.timeout": "5s"})
+	s.edit(t, map[string]any{"restart-strategy.fixed-delay.attempts": 1})
 	r := startRunner(t, "run", "--config", s.config, "--plugin-dir", faultPluginDir(t))
 	err := r.wait(t, within)
 	return r.out.String(), err
@@ -42,7 +37,7 @@ func TestHostilePluginsGetClearErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.plugin, func(t *testing.T) {
 			start := time.Now()
-			out, err := hostileRun(t, c.plugin, c.within, nil)
+			out, err := hostileRun(t, c.plugin, c.within)
 			if err == nil {
 				t.Fatalf("the runner succeeded with plugin %s:\n%s", c.plugin, tail(out, 20))
 			}
@@ -65,9 +60,7 @@ func TestHostilePluginsGetClearErrors(t *testing.T) {
 // TestNoisyPluginDoesNotHurtTheRunner uses a state backend that floods stderr (4 MB before
 // its handshake, a log line every millisecond after): the job completes with exact output.
 func TestNoisyPluginDoesNotHurtTheRunner(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 512<<10, 0, "")
-	cfg := strings.Replace(mustRead(t, s.config), "state.backend.type: hashmap", "state.backend.type: noisy", 1)
-	os.WriteFile(s.config, []byte(cfg), 0o644)
+	s := newWordcount(t, "noisy", "filesystem", 512<<10, 0, nil)
 	s.runWith(t, faultPluginDir(t), time.Minute)
 }
 
@@ -78,29 +71,19 @@ func TestPathTraversalRefused(t *testing.T) {
 	outside := filepath.Join(t.TempDir(), "outside")
 	cases := []struct {
 		name, want string
-		edit       func(cfg, dir string) string
+		edit       map[string]any
 		args       []string
 	}{
-		{"job-name", `job id "../../outside"`, func(cfg, dir string) string {
-			return strings.Replace(cfg, "name: wc", "name: ../../outside", 1)
-		}, nil},
-		{"job-name-slash", `job id "a/b"`, func(cfg, dir string) string {
-			return strings.Replace(cfg, "name: wc", "name: a/b", 1)
-		}, nil},
-		{"backend-name", `"../../bin/sh"`, func(cfg, dir string) string {
-			return strings.Replace(cfg, "state.backend.type: hashmap", "state.backend.type: ../../bin/sh", 1)
-		}, nil},
-		{"storage-name", `"../fsstorage"`, func(cfg, dir string) string {
-			return strings.Replace(cfg, "execution.checkpointing.storage: filesystem", "execution.checkpointing.storage: ../fsstorage", 1)
-		}, nil},
+		{"job-name", `job id "../../outside"`, map[string]any{"job.name": "../../outside"}, nil},
+		{"job-name-slash", `job id "a/b"`, map[string]any{"job.name": "a/b"}, nil},
+		{"backend-name", `"../../bin/sh"`, map[string]any{"state.backend.type": "../../bin/sh"}, nil},
+		{"storage-name", `"../fsstorage"`, map[string]any{"execution.checkpointing.storage": "../fsstorage"}, nil},
 		{"pointer", "is a file but not a checkpoint metadata file", nil, []string{"--from", "file:///etc/../etc/passwd"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
-			if c.edit != nil {
-				os.WriteFile(s.config, []byte(c.edit(mustRead(t, s.config), s.dir)), 0o644)
-			}
+			s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
+			s.edit(t, c.edit)
 			r := s.run(t, c.args...)
 			if err := r.wait(t, 30*time.Second); err == nil {
 				t.Fatalf("the runner accepted it:\n%s", tail(r.out.String(), 20))

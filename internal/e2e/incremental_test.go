@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -19,25 +17,22 @@ func TestIncrementalCheckpointsListed(t *testing.T) {
 	dir := t.TempDir()
 	config := filepath.Join(dir, "config.yaml")
 	write := func(records int) {
-		cfg := fmt.Sprintf(`state.backend.type: leveldb
-state.backend.leveldb.localdir: %s
-execution.checkpointing.storage: filesystem
-execution.checkpointing.dir: %s
-execution.checkpointing.incremental: true
-execution.checkpointing.interval: 200ms
-execution.checkpointing.num-retained: 3
-execution.checkpointing.data-inline-threshold: 0
-job:
-  name: agg
-  type: aggregate
-  parallelism: 2
-  keys: 100000
-  records: %d
-  rate: 10000
-`, filepath.Join(dir, "leveldb"), filepath.Join(dir, "checkpoints"), records)
-		if err := os.WriteFile(config, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeConfig(t, config, map[string]any{
+			"state.backend.type":                            "leveldb",
+			"state.backend.leveldb.localdir":                filepath.Join(dir, "leveldb"),
+			"execution.checkpointing.storage":               "filesystem",
+			"execution.checkpointing.dir":                   filepath.Join(dir, "checkpoints"),
+			"execution.checkpointing.incremental":           true,
+			"execution.checkpointing.interval":              "200ms",
+			"execution.checkpointing.num-retained":          3,
+			"execution.checkpointing.data-inline-threshold": 0,
+			"job.name":        "agg",
+			"job.type":        "aggregate",
+			"job.parallelism": 2,
+			"job.keys":        100000,
+			"job.records":     records,
+			"job.rate":        10000,
+		})
 	}
 	write(30000)
 	run := func(args ...string) {

@@ -45,7 +45,7 @@ func fileSHA(t *testing.T, path string) string {
 // then changes the backend binary: the run is refused with the file, both hashes and the
 // lock file named.
 func TestPluginLockRefusesAChangedBinary(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
+	s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
 	plugins := copyPlugins(t)
 	if out, err := runnerCmd(t, "plugins", "lock", "--config", s.config, "--plugin-dir", plugins); err != nil {
 		t.Fatalf("plugins lock: %v\n%s", err, out)

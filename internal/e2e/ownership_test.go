@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -35,7 +34,7 @@ func controlAddress(t *testing.T, r *runner) string {
 // runs the job; the other exits with an error naming the holder's pid and control
 // endpoint, and the committed output is exactly the input's counts.
 func TestTwoRunnersOfOneJob(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, "")
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, nil)
 	rs := []*runner{s.run(t), s.run(t)}
 	var winner, loser *runner
 	deadline := time.Now().Add(2 * time.Minute)
@@ -73,11 +72,11 @@ func TestTwoRunnersOfOneJob(t *testing.T) {
 // checkpoints, into the output directory of a running one: it is refused, naming the
 // running job, and the running job's output is exact.
 func TestAnotherJobOnTheSameOutputIsRefused(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 10000, "")
-	other := filepath.Join(s.dir, "other.yaml")
-	cfg := strings.Replace(mustRead(t, s.config), "name: wc", "name: other", 1)
-	cfg = strings.Replace(cfg, filepath.Join(s.dir, "checkpoints"), filepath.Join(s.dir, "other-checkpoints"), 1)
-	os.WriteFile(other, []byte(cfg), 0o644)
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 10000, nil)
+	other := s.variant(t, filepath.Join(s.dir, "other.yaml"), map[string]any{
+		"job.name":                    "other",
+		"execution.checkpointing.dir": filepath.Join(s.dir, "other-checkpoints"),
+	})
 	r := s.run(t)
 	if !r.owns(t) {
 		t.Fatalf("the first runner did not take its job:\n%s", tail(r.out.String(), 20))
@@ -101,7 +100,7 @@ func TestAnotherJobOnTheSameOutputIsRefused(t *testing.T) {
 // --from latest` takes the job over once the dead runner's lease expired, says whose
 // lease it took, and the output is exact.
 func TestTakeoverAfterKill(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, "")
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, nil)
 	a := s.run(t)
 	waitFor(t, a, "checkpoint complete", time.Minute)
 	plugins := []int{pluginOf(a.cmd.Process.Pid, "hashmap"), pluginOf(a.cmd.Process.Pid, "fsstorage")}
@@ -127,9 +126,9 @@ func TestTakeoverAfterKill(t *testing.T) {
 func TestFrozenRunnerIsFenced(t *testing.T) {
 	for _, storage := range []string{"file", "s3"} {
 		t.Run(storage, func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 3000, "")
+			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 3000, nil)
 			if storage == "s3" {
-				os.WriteFile(s.config, []byte(s3Config(t, mustRead(t, s.config))), 0o644)
+				s.onS3(t)
 			}
 			a := s.run(t)
 			waitFor(t, a, "checkpoint complete", time.Minute)
@@ -169,13 +168,13 @@ func TestFrozenRunnerIsFenced(t *testing.T) {
 // the configuration of another job on the same port: the endpoint refuses it, naming both
 // jobs, and the job goes on to an exact output.
 func TestStopOfAnotherJobIsRefused(t *testing.T) {
-	port := strconv.Itoa(freePort(t))
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, "rest.port: "+port+"\n")
-	other := filepath.Join(s.dir, "other.yaml")
-	cfg := strings.Replace(mustRead(t, s.config), "name: wc", "name: other", 1)
-	cfg = strings.Replace(cfg, filepath.Join(s.dir, "checkpoints"), filepath.Join(s.dir, "other-checkpoints"), 1)
-	cfg = strings.Replace(cfg, s.output, filepath.Join(s.dir, "other-out"), 1)
-	os.WriteFile(other, []byte(cfg), 0o644)
+	port := freePort(t)
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, map[string]any{"rest.port": port})
+	other := s.variant(t, filepath.Join(s.dir, "other.yaml"), map[string]any{
+		"job.name":                    "other",
+		"execution.checkpointing.dir": filepath.Join(s.dir, "other-checkpoints"),
+		"job.output":                  filepath.Join(s.dir, "other-out"),
+	})
 	r := s.run(t)
 	if !r.owns(t) {
 		t.Fatalf("the runner did not take its job:\n%s", tail(r.out.String(), 20))
@@ -203,10 +202,9 @@ func TestTwoJobsSideBySide(t *testing.T) {
 	var setups []*wordcountSetup
 	var runners []*runner
 	for _, name := range []string{"alpha", "beta"} {
-		s := newWordcount(t, "hashmap", "filesystem", 2<<20, 6000, "")
-		cfg := strings.Replace(mustRead(t, s.config), "name: wc", "name: "+name, 1)
-		cfg += "execution.checkpointing.savepoint-dir: " + filepath.Join(s.dir, "savepoints") + "\n"
-		os.WriteFile(s.config, []byte(cfg), 0o644)
+		s := newWordcount(t, "hashmap", "filesystem", 2<<20, 6000, nil)
+		s.edit(t, map[string]any{"job.name": name})
+		s.add(t, map[string]any{"execution.checkpointing.savepoint-dir": filepath.Join(s.dir, "savepoints")})
 		setups = append(setups, s)
 		runners = append(runners, s.run(t))
 	}

@@ -58,7 +58,7 @@ func listPlugins(t *testing.T, args ...string) map[string]pluginListing {
 // changed binary.
 func TestEveryCommandHonoursTheLock(t *testing.T) {
 	plugins := copyPlugins(t)
-	s := newWordcount(t, "boltdb", "filesystem", 64<<10, 0, "state.backend.boltdb.localdir: "+t.TempDir()+"\n")
+	s := newWordcount(t, "boltdb", "filesystem", 64<<10, 0, map[string]any{"state.backend.boltdb.localdir": t.TempDir()})
 	if out, err := runnerCmd(t, "plugins", "lock", "--config", s.config, "--plugin-dir", plugins); err != nil {
 		t.Fatalf("plugins lock: %v\n%s", err, out)
 	}
@@ -96,14 +96,11 @@ func TestEveryCommandHonoursTheLock(t *testing.T) {
 // refusal says how to pin it.
 func TestLockRefusesUnpinnedPlugins(t *testing.T) {
 	plugins := copyPlugins(t)
-	s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
+	s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
 	if out, err := runnerCmd(t, "plugins", "lock", "--config", s.config, "--plugin-dir", plugins); err != nil {
 		t.Fatalf("plugins lock: %v\n%s", err, out)
 	}
-	cfg := strings.Replace(mustRead(t, s.config), "state.backend.type: hashmap", "state.backend.type: leveldb", 1)
-	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	s.edit(t, map[string]any{"state.backend.type": "leveldb"})
 	out, err := runnerCmd(t, "run", "--config", s.config, "--plugin-dir", plugins)
 	if err == nil {
 		t.Fatalf("an unpinned plugin ran:\n%s", out)
@@ -151,13 +148,11 @@ func TestSymlinkedPlugins(t *testing.T) {
 	}
 	allow := func(t *testing.T, s *wordcountSetup) {
 		t.Helper()
-		if err := os.WriteFile(s.config, []byte(mustRead(t, s.config)+"plugins.allow-outside-dir: leveldb, hashmap\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		s.add(t, map[string]any{"plugins.allow-outside-dir": "leveldb, hashmap"})
 	}
 
 	t.Run("into a directory writable by others", func(t *testing.T) {
-		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
+		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
 		open := filepath.Join(t.TempDir(), "open")
 		if err := os.Mkdir(open, 0o755); err != nil {
 			t.Fatal(err)
@@ -179,7 +174,7 @@ func TestSymlinkedPlugins(t *testing.T) {
 	})
 
 	t.Run("leaving the plugin directory", func(t *testing.T) {
-		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
+		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
 		target := link(t, plugins, t.TempDir())
 		refused(t, s, plugins, "plugin hashmap", target, "outside the plugin directory", "plugins.allow-outside-dir")
 		allow(t, s)
@@ -190,7 +185,7 @@ func TestSymlinkedPlugins(t *testing.T) {
 	})
 
 	t.Run("dangling", func(t *testing.T) {
-		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
+		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
 		target := link(t, plugins, t.TempDir())
 		if err := os.Remove(target); err != nil {
 			t.Fatal(err)
@@ -201,7 +196,7 @@ func TestSymlinkedPlugins(t *testing.T) {
 	t.Run("pinned at the file it leads to", func(t *testing.T) {
 		// The lock pins the file the symlink leads to; pointing the symlink at another
 		// file is a changed binary.
-		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, "")
+		plugins, s := copyPlugins(t), newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
 		real := filepath.Join(plugins, "real")
 		if err := os.Mkdir(real, 0o755); err != nil {
 			t.Fatal(err)

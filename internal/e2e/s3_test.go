@@ -18,7 +18,7 @@ import (
 // s3Bucket creates a fresh bucket on the test S3 server (scripts/with-s3.sh) and returns
 // the config lines that point fsstorage at it. Without a server it skips locally and
 // fails in CI, where make test always starts one.
-func s3Bucket(t *testing.T) (bucket, cfg string) {
+func s3Bucket(t *testing.T) (bucket string, keys map[string]any) {
 	t.Helper()
 	endpoint := os.Getenv(envS3)
 	if endpoint == "" {
@@ -36,33 +36,31 @@ func s3Bucket(t *testing.T) (bucket, cfg string) {
 	if err := c.MakeBucket(context.Background(), bucket, minio.MakeBucketOptions{Region: "us-east-1"}); err != nil {
 		t.Fatalf("create bucket: %v", err)
 	}
-	cfg = fmt.Sprintf(`execution.checkpointing.fsstorage.s3.endpoint: %s
-execution.checkpointing.fsstorage.s3.access-key: testkey
-execution.checkpointing.fsstorage.s3.secret-key: testsecret12345
-execution.checkpointing.fsstorage.s3.region: us-east-1
-execution.checkpointing.fsstorage.s3.path-style: true
-`, endpoint)
-	return bucket, cfg
+	return bucket, map[string]any{
+		"execution.checkpointing.fsstorage.s3.endpoint":   endpoint,
+		"execution.checkpointing.fsstorage.s3.access-key": "testkey",
+		"execution.checkpointing.fsstorage.s3.secret-key": "testsecret12345",
+		"execution.checkpointing.fsstorage.s3.region":     "us-east-1",
+		"execution.checkpointing.fsstorage.s3.path-style": true,
+	}
 }
 
-// s3Config moves a word count config (newWordcount's) to checkpoints in a fresh bucket.
-func s3Config(t *testing.T, cfg string) string {
+// onS3 moves the word count's checkpoints to a fresh bucket, s3://<bucket>/flowstate, and
+// returns the bucket.
+func (s *wordcountSetup) onS3(t *testing.T) string {
 	t.Helper()
-	bucket, s3cfg := s3Bucket(t)
-	i := strings.Index(cfg, "execution.checkpointing.dir: ")
-	j := i + strings.Index(cfg[i:], "\n")
-	return cfg[:i] + "execution.checkpointing.dir: s3://" + bucket + "/flowstate" + cfg[j:] + "\n" + s3cfg
+	bucket, keys := s3Bucket(t)
+	s.edit(t, map[string]any{"execution.checkpointing.dir": "s3://" + bucket + "/flowstate"})
+	s.add(t, keys)
+	return bucket
 }
 
 // TestWordCountOnS3SurvivesStorageCrash runs the word count with checkpoints in S3, kills
 // the storage plugin twice, and checks the output and that checkpoints list shows s3://
 // pointers.
 func TestWordCountOnS3SurvivesStorageCrash(t *testing.T) {
-	s := newWordcount(t, "leveldb", "filesystem", 2<<20, 25000, "")
-	cfg := s3Config(t, mustRead(t, s.config))
-	os.WriteFile(s.config, []byte(cfg), 0o644)
-	bucket := cfg[strings.Index(cfg, "s3://")+5:]
-	bucket = bucket[:strings.Index(bucket, "/")]
+	s := newWordcount(t, "leveldb", "filesystem", 2<<20, 25000, nil)
+	bucket := s.onS3(t)
 	r := s.run(t)
 	kills := 0
 	for kills < 2 && !r.exited() {

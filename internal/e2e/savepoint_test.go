@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,11 +52,11 @@ func lastLine(s string) string {
 // savepoint, resumes it on leveldb, stops it with a savepoint again and finishes it on
 // hashmap: the output is exactly the failure-free one, so the state survived both moves.
 func TestSavepointsMoveStateBetweenBackends(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 15000,
-		"rest.port: "+strconv.Itoa(freePort(t))+"\nexecution.checkpointing.savepoint-dir: "+filepath.Join(t.TempDir(), "savepoints")+"\n")
-	base := mustRead(t, s.config)
-	leveldbCfg := filepath.Join(s.dir, "leveldb.yaml")
-	os.WriteFile(leveldbCfg, []byte(strings.Replace(base, "state.backend.type: hashmap", "state.backend.type: leveldb", 1)), 0o644)
+	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 15000, map[string]any{
+		"rest.port":                             freePort(t),
+		"execution.checkpointing.savepoint-dir": filepath.Join(t.TempDir(), "savepoints"),
+	})
+	leveldbCfg := s.variant(t, filepath.Join(s.dir, "leveldb.yaml"), map[string]any{"state.backend.type": "leveldb"})
 
 	stopWithSavepoint := func(r *runner, cfg string) string {
 		t.Helper()

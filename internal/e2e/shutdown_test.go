@@ -18,9 +18,12 @@ const shutdownBound = 10 * time.Second
 // runner and the pids of its plugin processes.
 func frozenRunner(t *testing.T) (*wordcountSetup, *runner, []int) {
 	t.Helper()
-	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000,
-		"heartbeat.interval: 10s\nheartbeat.timeout: 10min\ntask.cancellation.timeout: 10min\n"+
-			"rest.port: "+strconv.Itoa(freePort(t))+"\n")
+	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 15000, map[string]any{
+		"heartbeat.interval":        "10s",
+		"heartbeat.timeout":         "10min",
+		"task.cancellation.timeout": "10min",
+		"rest.port":                 freePort(t),
+	})
 	r := s.run(t)
 	waitFor(t, r, "checkpoint complete", time.Minute)
 	backend := pluginOf(r.cmd.Process.Pid, "hashmap")

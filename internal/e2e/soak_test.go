@@ -64,13 +64,10 @@ func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int)
 		if runs > 2*kills+5 {
 			t.Fatalf("%d runs for %d kills: the runs end too quickly", runs, done)
 		}
-		s := newWordcount(t, backend, "filesystem", 4<<20, 40000, "")
-		cfg := strings.Replace(mustRead(t, s.config), "attempts: 20\n", "attempts: 1000\n", 1)
+		s := newWordcount(t, backend, "filesystem", 4<<20, 40000, nil)
+		s.edit(t, map[string]any{"restart-strategy.fixed-delay.attempts": 1000})
 		if storage == "s3" {
-			cfg = s3Config(t, cfg)
-		}
-		if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
-			t.Fatal(err)
+			s.onS3(t)
 		}
 		r := s.run(t)
 		// Kills start once the runner owns its job: a plugin killed while the runner starts

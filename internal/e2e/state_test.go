@@ -25,7 +25,7 @@ func stateCmd(t *testing.T, sub, pointer, cfg string, args ...string) (string, e
 // "count" per distinct word of the input, `verify` finds every stream intact, and `dump`
 // prints each word's count.
 func TestInspectVerifyDumpFinishedWordCount(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 512<<10, 20000, "execution.checkpointing.data-inline-threshold: 0\n")
+	s := newWordcount(t, "hashmap", "filesystem", 512<<10, 20000, map[string]any{"execution.checkpointing.data-inline-threshold": 0})
 	r := s.run(t)
 	if err := r.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))
@@ -140,14 +140,7 @@ func TestRescaleKeysThenRestore(t *testing.T) {
 		t.Fatalf("rescale-keys printed %q last, want a savepoint under %s:\n%s", sp, target, out)
 	}
 	cfg256 := filepath.Join(s.dir, "config-256.yaml")
-	base := mustRead(t, s.config)
-	rescaled := strings.Replace(base, "  parallelism: 2\n", "  parallelism: 2\n  max-parallelism: 256\n", 1)
-	if rescaled == base {
-		t.Fatal("could not set job.max-parallelism in the configuration")
-	}
-	if err := os.WriteFile(cfg256, []byte(rescaled), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeConfig(t, cfg256, extended(t, s.conf, map[string]any{"job.max-parallelism": 256}))
 	run256 := func(from string) *runner {
 		return startRunner(t, "run", "--config", cfg256, "--plugin-dir", testbin.PluginDir(t), "--from", from)
 	}
@@ -192,13 +185,8 @@ func TestRescaleKeysThenRestore(t *testing.T) {
 // checkpoint through fsstorage's S3 support: inspect, verify, rescale-keys into an s3://
 // target, inspect of the savepoint, and savepoint --dispose of it.
 func TestStateCommandsOnS3(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 20000, "")
-	cfg := s3Config(t, mustRead(t, s.config))
-	if err := os.WriteFile(s.config, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	bucket := cfg[strings.Index(cfg, "s3://")+5:]
-	bucket = bucket[:strings.Index(bucket, "/")]
+	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 20000, nil)
+	bucket := s.onS3(t)
 	r := s.run(t)
 	if err := r.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,10 +34,8 @@ func TestThirdPartyPluginServesBothRoles(t *testing.T) {
 		t.Fatalf("plugins list does not show boltdb with both kinds:\n%s", out)
 	}
 
-	s := newWordcount(t, "boltdb", "filesystem", 2<<20, 25000, "state.backend.boltdb.localdir: "+t.TempDir()+"\n")
-	cfg := strings.Replace(mustRead(t, s.config), "execution.checkpointing.storage: filesystem\n", "", 1)
-	cfg = strings.Replace(cfg, "state.backend.leveldb.localdir:", "# state.backend.leveldb.localdir:", 1)
-	os.WriteFile(s.config, []byte(cfg), 0o644)
+	s := newWordcount(t, "boltdb", "filesystem", 2<<20, 25000, map[string]any{"state.backend.boltdb.localdir": t.TempDir()})
+	s.edit(t, map[string]any{"execution.checkpointing.storage": nil, "state.backend.leveldb.localdir": nil})
 
 	out, err = runnerCmd(t, "config", "explain", "--json", "--config", s.config, "--plugin-dir", testbin.PluginDir(t))
 	if err != nil {

@@ -12,8 +12,31 @@ import (
 	"testing"
 )
 
-// Plugins are the built-in plugins, by name.
-var Plugins = []string{"hashmap", "leveldb", "jmstorage", "fsstorage"}
+// Plugins are the built-in plugins, by name: the directories of plugins/ that hold a
+// plugin's main package (plugins/<name>/main.go). testbin finds them on disk rather than
+// through plugins/builtin, so that a plugin's tests, which use testbin, reach no other
+// plugin's code.
+var Plugins = pluginNames()
+
+// root is the repository's root directory.
+func root() string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+func pluginNames() []string {
+	entries, err := os.ReadDir(filepath.Join(root(), "plugins"))
+	if err != nil {
+		panic(fmt.Sprintf("testbin: the plugins directory: %v", err))
+	}
+	var names []string
+	for _, e := range entries {
+		if _, err := os.Stat(filepath.Join(root(), "plugins", e.Name(), "main.go")); e.IsDir() && err == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names
+}
 
 var (
 	once   sync.Once
@@ -49,8 +72,7 @@ func Plugin(t testing.TB, name string) string {
 }
 
 func build() (string, error) {
-	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
+	root := root()
 	dir, err := os.MkdirTemp("", "flowstate-bin-")
 	if err != nil {
 		return "", err

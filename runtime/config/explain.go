@@ -4,12 +4,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/sdk"
 )
-
-// jmMaxStateSize is jmstorage's cap on one state chunk, as in Flink's
-// JobManagerCheckpointStorage.
-const jmMaxStateSize = 5 << 20
 
 // Explanation says what a configuration means, in the seed's terms: where working state
 // lives, that the state backend alone is not durable, and where checkpoints go and whether
@@ -151,7 +148,7 @@ func (e *Explanation) explainBackend(c *Config) {
 		e.WorkingState = "Working state lives on the heap of the hashmap plugin process, in this machine's memory: " +
 			"fast, limited by memory, and gone when that process or this machine is."
 	case LevelDB:
-		dir := c.BackendOptions["localdir"]
+		dir := c.BackendOptions[builtin.LevelDBLocalDir]
 		e.WorkingStateDir = dir
 		where := "a directory the leveldb plugin creates under the system temp directory (set state.backend.leveldb.localdir to choose one)"
 		if dir != "" {
@@ -176,7 +173,7 @@ func (e *Explanation) warnLocalDir(c *Config, dir string) {
 	if dir == "" {
 		return
 	}
-	key := c.OptionKey(LevelDB, "localdir")
+	key := c.OptionKey(LevelDB, builtin.LevelDBLocalDir)
 	if _, local := localPath(dir); !local {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s is %s, but leveldb works only on local files and never reads or writes remote "+
 			"storage; give it a local directory and send checkpoints to remote storage with %s", c.where(key), key, dir, KeyCheckpointDir))
@@ -194,8 +191,8 @@ func (e *Explanation) explainStorage(c *Config) {
 	cp := c.Checkpointing
 	switch e.CheckpointStorage {
 	case JMStorage:
-		maxSize := int64(jmMaxStateSize)
-		if v, err := sdk.ParseSize(c.StorageOptions["max-state-size"]); err == nil && v > 0 {
+		maxSize := int64(builtin.JMStorageDefaultMaxStateSize)
+		if v, err := sdk.ParseSize(c.StorageOptions[builtin.JMStorageMaxStateSize]); err == nil && v > 0 {
 			maxSize = v
 		}
 		if cp.Dir == "" {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -32,8 +33,9 @@ func TestCatalogIsConsistent(t *testing.T) {
 			}
 		case flinkAlias:
 			if _, ok := currentKeys[e.target]; !ok {
-				if _, plugin, _, ok := pluginOption(e.target); !ok || builtinKinds[plugin] == nil {
-					t.Errorf("alias %s leads to %s, neither a key nor a built-in plugin's option", e.key, e.target)
+				_, plugin, option, ok := pluginOption(e.target)
+				if p, found := builtin.Lookup(plugin); !ok || !found || !slices.Contains(p.Options, option) {
+					t.Errorf("alias %s leads to %s, neither a key nor an option the built-in plugin accepts", e.key, e.target)
 				}
 			}
 		case flinkRefused:

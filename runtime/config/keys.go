@@ -3,8 +3,12 @@ package config
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
+
+	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/sdk"
 )
 
 // Current key names.
@@ -206,12 +210,13 @@ func init() {
 	}
 }
 
-// Built-in plugin names.
+// Names of the built-in plugins that Flink's keys and values map to, from the registry
+// of built-in plugins.
 const (
-	Hashmap   = "hashmap"
-	LevelDB   = "leveldb"
-	JMStorage = "jmstorage"
-	FSStorage = "fsstorage"
+	Hashmap   = builtin.Hashmap
+	LevelDB   = builtin.LevelDB
+	JMStorage = builtin.JMStorage
+	FSStorage = builtin.FSStorage
 )
 
 // storageAliases maps Flink's storage names to the plugins that implement them.
@@ -281,12 +286,16 @@ type namespaces struct {
 	backends, storages map[string]bool
 }
 
-// newNamespaces returns the namespaces of the built-in plugins.
+// newNamespaces returns the namespaces of the built-in plugins, by the kinds the registry
+// reports.
 func newNamespaces() *namespaces {
-	return &namespaces{
-		backends: map[string]bool{Hashmap: true, LevelDB: true},
-		storages: map[string]bool{JMStorage: true, FSStorage: true},
+	n := &namespaces{backends: map[string]bool{}, storages: map[string]bool{}}
+	for _, name := range builtin.Names() {
+		p, _ := builtin.Lookup(name)
+		n.backends[name] = slices.Contains(p.Kinds, sdk.KindStateBackend)
+		n.storages[name] = slices.Contains(p.Kinds, sdk.KindCheckpointStorage)
 	}
+	return n
 }
 
 // addBackend allows the options of a selected state backend; a plugin serving both roles

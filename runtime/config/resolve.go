@@ -5,16 +5,9 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/sdk"
 )
-
-// builtinKinds are the kinds of the built-in plugins, known without launching them.
-var builtinKinds = map[string][]sdk.Kind{
-	Hashmap:   {sdk.KindStateBackend},
-	LevelDB:   {sdk.KindStateBackend},
-	JMStorage: {sdk.KindCheckpointStorage},
-	FSStorage: {sdk.KindCheckpointStorage},
-}
 
 // Resolve picks the checkpoint storage by Flink's loader rules and checks that the selected
 // plugins exist and play the roles they are selected for:
@@ -26,15 +19,15 @@ var builtinKinds = map[string][]sdk.Kind{
 //     as the storage (StorageFromBackend), else fsstorage when a checkpoint dir is set, else
 //     jmstorage.
 //
-// Built-in names resolve without calling kindsOf; other names call kindsOf, which launches
+// Built-in names resolve without calling kindsOf (the registry of built-in plugins knows their kinds); other names call kindsOf, which launches
 // the plugin and returns its kinds (kindsOf may be nil when only built-ins are expected).
 // Errors name the key that selected the plugin and its line. Resolve may be called again
 // after Apply.
 func Resolve(c *Config, kindsOf func(plugin string) ([]sdk.Kind, error)) error {
 	cache := map[string][]sdk.Kind{}
 	kinds := func(name string) ([]sdk.Kind, error) {
-		if k, ok := builtinKinds[name]; ok {
-			return k, nil
+		if p, ok := builtin.Lookup(name); ok {
+			return p.Kinds, nil
 		}
 		if k, ok := cache[name]; ok {
 			return k, nil

@@ -36,10 +36,13 @@ type Options struct {
 	// Logger receives the host's and the plugins' log lines; nil means a logger that
 	// discards them.
 	Logger hclog.Logger
-	// Builtins are plugins that can run in the runner's process, by name.
+	// Builtins are plugins that can run in the runner's process, by name, when InProcess
+	// is set (plugins/builtin.Constructors has the built-ins).
 	Builtins map[string]func() sdk.Plugin
 	// InProcess runs a plugin from Builtins, when there is one by that name, instead of
-	// its binary.
+	// its binary. Without it Builtins are not used: every plugin is a process of its
+	// binary, and a missing binary is an error, never made up for in-process (a benchmark
+	// of plugin processes must not measure an in-process built-in instead).
 	InProcess bool
 	// LockFile, when set, is the lock file in force (its path, for messages): a plugin
 	// binary without a pin in Checksums is then refused, never started.
@@ -111,9 +114,6 @@ func (h *Host) newInstance(name string) (*Instance, error) {
 		if !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("plugin %s: %w", name, err)
 		}
-		if f, ok := h.opts.Builtins[name]; ok {
-			return &Instance{name: name, builtin: f, logger: h.logger}, nil
-		}
 		return nil, h.unknown(name)
 	}
 	if err := h.pinned(name); err != nil {
@@ -142,8 +142,10 @@ func (h *Host) unknown(name string) error {
 	if err != nil {
 		return fmt.Errorf("plugin %s: %w: %w", name, ErrUnknownPlugin, err)
 	}
-	for b := range h.opts.Builtins {
-		names = append(names, b+" (built in)")
+	if h.opts.InProcess {
+		for b := range h.opts.Builtins {
+			names = append(names, b+" (built in)")
+		}
 	}
 	sort.Strings(names)
 	found := "none"

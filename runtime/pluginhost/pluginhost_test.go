@@ -218,14 +218,16 @@ func TestBuiltinsInProcess(t *testing.T) {
 	if err := in.Restart(ctxT(t)); err != nil || !in.Alive() {
 		t.Errorf("builtin restart: %v, alive %v", err, in.Alive())
 	}
-	// Without InProcess, a binary wins; a builtin fills in for a missing binary.
+	// Without InProcess, builtins are not used: a binary runs as a process, and a missing
+	// binary is an error even when a builtin has the name.
 	h2 := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem"), Builtins: builtins})
 	defer h2.Close()
 	if in, err := h2.Open(ctxT(t), "mem"); err != nil || in.Pid() == 0 {
 		t.Errorf("mem without InProcess: pid %d, %v", in.Pid(), err)
 	}
-	if in, err := h2.Open(ctxT(t), "inproc"); err != nil || in.Pid() != 0 {
-		t.Errorf("builtin without binary: %v", err)
+	in, err = h2.Open(ctxT(t), "inproc")
+	if !errors.Is(err, pluginhost.ErrUnknownPlugin) || !strings.Contains(err.Error(), "flowstate-plugin-inproc") || strings.Contains(err.Error(), "built in") {
+		t.Errorf("a builtin without its binary, InProcess unset: %v, %v; want ErrUnknownPlugin naming the missing file, listing no builtin", in, err)
 	}
 }
 

@@ -12,12 +12,10 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/internal/wordcheck"
+	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
-	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
 	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
-	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/stateproc"
@@ -77,11 +75,7 @@ job.name: %s
 	if err != nil {
 		t.Fatal(err)
 	}
-	env.UseInProcess(map[string]func() sdk.Plugin{
-		config.Hashmap:   func() sdk.Plugin { return hashmap.New() },
-		config.LevelDB:   func() sdk.Plugin { return leveldb.New() },
-		config.FSStorage: func() sdk.Plugin { return fsstorage.New() },
-	})
+	env.UseInProcess(builtin.Constructors())
 	ctx, cancel := context.WithCancel(bg)
 	defer cancel()
 	host := env.Host()

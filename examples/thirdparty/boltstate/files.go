@@ -17,7 +17,8 @@ import (
 
 // lockTimeout bounds the wait for a checkpoint file that another process holds open
 // (bbolt locks its files with flock): a runner restarted while its previous plugin process
-// is still exiting waits for it, briefly.
+// is still exiting waits for it, briefly. boltFS opens a file for each operation, so
+// another process waits for one operation at most.
 const lockTimeout = 10 * time.Second
 
 // files shares the open checkpoint files of the process. bbolt allows one open handle per
@@ -35,7 +36,7 @@ type sharedFile struct {
 
 // acquire opens the checkpoint file at path, or returns the handle already open, and the
 // function that releases it; the file is closed when its last user releases it. Unless
-// create is set, a missing file is an error wrapping sdk.ErrNotFound.
+// create is set, a missing file is an error wrapping fs.ErrNotExist.
 func acquire(path string, create bool) (*bolt.DB, func(), error) {
 	files.Lock()
 	defer files.Unlock()
@@ -44,7 +45,7 @@ func acquire(path string, create bool) (*bolt.DB, func(), error) {
 		if !create {
 			if _, err := os.Stat(path); err != nil {
 				if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-					return nil, nil, fmt.Errorf("checkpoint file %s: %w", path, sdk.ErrNotFound)
+					return nil, nil, notExist("open", path)
 				}
 				return nil, nil, fmt.Errorf("checkpoint file %s: %w", path, err)
 			}
@@ -55,7 +56,7 @@ func acquire(path string, create bool) (*bolt.DB, func(), error) {
 		if err != nil {
 			return nil, nil, openError(path, err)
 		}
-		if err := db.Update(createRoots); err != nil {
+		if err := db.Update(func(tx *bolt.Tx) error { _, err := tx.CreateBucketIfNotExists(bucketTree); return err }); err != nil {
 			db.Close()
 			return nil, nil, fmt.Errorf("checkpoint file %s: create buckets: %w", path, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/dirstorage"
 	"github.com/flowstate/flowstate/sdk/layout"
 )
 
@@ -17,29 +18,15 @@ const (
 	OptionLocalDir = "localdir"
 )
 
-// Defaults and limits.
-const (
-	// DefaultInlineThreshold is the default data-inline-threshold: state streams smaller than
-	// this travel inline in the checkpoint metadata instead of being stored as their own
-	// bucket.
-	DefaultInlineThreshold = 20 << 10
-	// MaxInlineThreshold is the largest data-inline-threshold accepted.
-	MaxInlineThreshold = 1 << 20
-)
-
 // config is the parsed options.
 type config struct {
-	localDir        string // working files of keyed backends
-	checkpointDir   string // "" when none is configured
-	savepointDir    string // "" when none is configured
-	inlineThreshold int
+	localDir string            // working files of keyed backends
+	storage  dirstorage.Config // the checkpoint storage's directories and inline threshold
 }
 
 func defaultConfig() config {
-	return config{
-		localDir:        filepath.Join(os.TempDir(), "flowstate-boltdb"),
-		inlineThreshold: DefaultInlineThreshold,
-	}
+	storage, _ := dirstorage.ParseOptions(boltFS{}, nil)
+	return config{localDir: filepath.Join(os.TempDir(), "flowstate-boltdb"), storage: storage}
 }
 
 // parseOptions checks opts and returns the configuration they describe.
@@ -65,23 +52,6 @@ func parseOptions(opts sdk.Options) (config, error) {
 				"option", sdk.OptionIncremental, "value", v)
 		}
 	}
-	if v, ok := opts[sdk.OptionCheckpointDir]; ok && v != "" {
-		if cfg.checkpointDir, err = layout.LocalPath(v); err != nil {
-			return config{}, &sdk.OptionError{Option: sdk.OptionCheckpointDir, Value: v, Err: err}
-		}
-	}
-	if v, ok := opts[sdk.OptionSavepointDir]; ok && v != "" {
-		if cfg.savepointDir, err = layout.LocalPath(v); err != nil {
-			return config{}, &sdk.OptionError{Option: sdk.OptionSavepointDir, Value: v, Err: err}
-		}
-	}
-	if v, ok := opts[sdk.OptionDataInlineThreshold]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > MaxInlineThreshold {
-			return config{}, &sdk.OptionError{Option: sdk.OptionDataInlineThreshold, Value: v,
-				Err: fmt.Errorf("want a number of bytes between 0 and %d", MaxInlineThreshold)}
-		}
-		cfg.inlineThreshold = n
-	}
-	return cfg, nil
+	cfg.storage, err = dirstorage.ParseOptions(boltFS{}, opts)
+	return cfg, err
 }

@@ -7,13 +7,15 @@
 //     Snapshot opens a read-only bbolt transaction, a consistent view that later writes do
 //     not change, and Snapshot.Write streams it in the canonical format
 //     (sdk.FormatCanonical), so checkpoints and savepoints restore into any backend.
-//   - Checkpoint storage: a job's checkpoints live in one bbolt file,
-//     <dir>/<job>/checkpoints.db, where dir is execution.checkpointing.dir. Each checkpoint
-//     is a bucket holding its exclusive state streams and, once complete, its metadata:
-//     the metadata and the completion mark are written in one fsynced transaction, so a
-//     checkpoint is either complete and resolvable or not there at all. Its external
-//     pointer is <dir>/<job>/chk-N. A savepoint is a directory savepoint-<job>-<random>
-//     under the target, holding a savepoint.db file of its own.
+//   - Checkpoint storage: sdk/dirstorage over boltFS, a file system in bbolt files. A
+//     job's directory <dir>/<job> (chk-N/, shared/, where dir is
+//     execution.checkpointing.dir) lives in one bbolt file, <dir>/<job>/checkpoints.db,
+//     each file a bucket of chunks under its path; a checkpoint's _metadata appears by a
+//     rename in one fsynced transaction, so a checkpoint is either complete and
+//     resolvable or not there at all. Its external pointer is <dir>/<job>/chk-N. A
+//     savepoint is a directory savepoint-<job>-<random> under the target, holding a
+//     savepoint.db file of its own. The job's lease record is the file <dir>/<job>/_lease
+//     (sdk/filelease).
 //
 // Selected as state.backend.type with no checkpoint storage configured, the runner uses the
 // plugin as its checkpoint storage too, as FLIP-142 promises for external state backends.

@@ -224,7 +224,7 @@ func TestSavepointsAreCanonical(t *testing.T) {
 	t.Run("FromBoltdb", func(t *testing.T) {
 		kb, want := filled(t, bolt, 3000)
 		done, handles := checkpoint(t, kb, a, 1, target)
-		if !strings.HasPrefix(done.ExternalPointer, filepath.Join(target, "savepoint-portable-")) {
+		if !strings.HasPrefix(done.ExternalPointer, filepath.Join(target, "savepoint-portab-")) {
 			t.Errorf("savepoint pointer %q is not a savepoint directory under %s", done.ExternalPointer, target)
 		}
 		if _, err := bolt.ResolveCheckpoint(ctx, done.ExternalPointer); err != nil {
@@ -317,16 +317,22 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// TestResolveForeignPaths: pointers that are not this plugin's resolve to sdk.ErrNotFound.
+// TestResolveForeignPaths: pointers that are not this plugin's do not resolve, with an
+// error naming the pointer: sdk.ErrNotFound where nothing is, sdk.ErrInvalidArgument for a
+// plain file.
 func TestResolveForeignPaths(t *testing.T) {
 	p := configured(t, nil)
 	file := filepath.Join(t.TempDir(), "plain.txt")
 	if err := os.WriteFile(file, []byte("not a checkpoint"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, ptr := range []string{file, t.TempDir(), filepath.Join(t.TempDir(), "job", "chk-3")} {
-		if _, err := p.ResolveCheckpoint(ctx, ptr); !errors.Is(err, sdk.ErrNotFound) || !strings.Contains(err.Error(), ptr) {
-			t.Errorf("ResolveCheckpoint(%q) = %v, want an error wrapping sdk.ErrNotFound naming the pointer", ptr, err)
+	for ptr, kind := range map[string]error{
+		file:        sdk.ErrInvalidArgument,
+		t.TempDir(): sdk.ErrNotFound,
+		filepath.Join(t.TempDir(), "job", "chk-3"): sdk.ErrNotFound,
+	} {
+		if _, err := p.ResolveCheckpoint(ctx, ptr); !errors.Is(err, kind) || !strings.Contains(err.Error(), ptr) {
+			t.Errorf("ResolveCheckpoint(%q) = %v, want an error wrapping %v naming the pointer", ptr, err, kind)
 		}
 	}
 	if _, err := p.ResolveCheckpoint(ctx, "s3://bucket/chk-1"); !errors.Is(err, sdk.ErrUnsupported) {

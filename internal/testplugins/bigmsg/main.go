@@ -8,6 +8,7 @@ import (
 	"context"
 	"sync/atomic"
 
+	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -33,7 +34,7 @@ func (b *backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	if err != nil {
 		return nil, err
 	}
-	return &keyed{KeyedStateBackend: kb}, nil
+	return optional.Keyed(&keyed{KeyedStateBackend: kb}, kb), nil
 }
 
 type keyed struct {

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -95,10 +96,11 @@ func (s *storage) CreateCheckpointStorage(ctx context.Context, jobID string) (sd
 	if err != nil {
 		return nil, err
 	}
-	return &access{CheckpointStorageAccess: a, faults: s.faults}, nil
+	return optional.Access(&access{CheckpointStorageAccess: a, faults: s.faults}, a), nil
 }
 
-// access delays the locations it creates.
+// access delays the locations it creates. The optional interfaces of fsstorage's access
+// (shared-state listing, the lease record, local files) pass through (optional.Access).
 type access struct {
 	sdk.CheckpointStorageAccess
 	faults faults

@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -61,7 +62,7 @@ func (b *backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	if err != nil {
 		return nil, err
 	}
-	return &keyed{KeyedStateBackend: kb, b: b}, nil
+	return optional.Keyed(&keyed{KeyedStateBackend: kb, b: b}, kb), nil
 }
 
 // keyed passes every call through the plugin-wide lock, which a deadlock holds forever.

@@ -18,15 +18,15 @@ func TestOptions(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if s.cfg.dir != tmp || s.cfg.savepointDir != filepath.Join(tmp, "sp") || s.cfg.inlineThreshold != 1<<20 || s.cfg.writeBufferSize != 256<<10 {
-		t.Fatalf("config %+v", s.cfg)
+	if c := s.Config(); c.Dir != tmp || c.SavepointDir != filepath.Join(tmp, "sp") || c.InlineThreshold != 1<<20 || c.WriteBufferSize != 256<<10 || !c.HighlyAvailable {
+		t.Fatalf("config %+v", c)
 	}
 	d := New()
 	if err := d.Configure(context.Background(), sdk.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if d.cfg.inlineThreshold != 20<<10 || d.cfg.writeBufferSize != DefaultWriteBufferSize || d.cfg.dir != "" {
-		t.Fatalf("defaults %+v", d.cfg)
+	if c := d.Config(); c.InlineThreshold != 20<<10 || c.WriteBufferSize != 64<<10 || c.Dir != "" || c.Name != Name {
+		t.Fatalf("defaults %+v", c)
 	}
 	if info := d.PluginInfo(); info.Name != "fsstorage" || info.Version == "" {
 		t.Fatalf("PluginInfo %+v", info)

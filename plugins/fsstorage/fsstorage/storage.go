@@ -1,6 +1,7 @@
 // Package fsstorage is Flowstate's file-system checkpoint storage, the counterpart of Flink's
-// FileSystemCheckpointStorage: checkpoints are written below a checkpoint directory, one
-// directory per job:
+// FileSystemCheckpointStorage: checkpoints are written below a checkpoint directory on the
+// local disk (a path or a file:// URI) or on S3 (s3://bucket/prefix), one directory per
+// job:
 //
 //	<dir>/<job-id>/shared/        state streams of scope SHARED (incremental checkpoints)
 //	<dir>/<job-id>/taskowned/     state owned by tasks (created, reserved)
@@ -8,38 +9,30 @@
 //	<dir>/<job-id>/chk-N/_metadata
 //	<dir>/<job-id>/_lease         the job's lease record (sdk.LeaseStore)
 //
-// A checkpoint exists only once its _metadata file exists. The metadata is written to a
-// temporary file, synced, then published under its final name without replacing anything
-// (a hard link that fails when _metadata exists), and the directory is synced. State files
-// are synced before the metadata is published, so a published checkpoint never refers to
-// bytes a power loss could take away.
-//
-// State smaller than the data inline threshold (default 20 KiB) is returned as an inline
-// handle and leaves no file behind. Savepoints go to <target or savepoint-dir>/
-// savepoint-<first 6 chars of the job id>-<12 random hex>/ and are self-contained: their
-// shared streams are written inside them too.
+// The storage is sdk/dirstorage over a file system that routes local paths to the local
+// disk and s3:// URIs to S3: dirstorage gives the layout, atomic publication of _metadata
+// (a checkpoint exists only once _metadata is whole; nothing is replaced), inline state
+// below the data inline threshold (default 20 KiB), leftover cleanup, shared-state listing
+// and the path checks. Savepoints go to <target or savepoint-dir>/savepoint-<first 6 chars
+// of the job id>-<12 random hex>/ and are self-contained.
 //
 // The lease record is replaced only by compare-and-swap: on a local file system with
 // sdk/filelease (link(2) to create it, flock(2) and rename(2) to replace it), on S3 with
 // conditional PUTs (If-None-Match: * to create it, If-Match on its ETag to replace it).
+// State files on the local disk are local files for the backends' restores
+// (sdk.LocalStateLocator).
 //
-// External pointers (CompletedCheckpointStorageLocation.ExternalPointer) are absolute local
-// paths of the chk-N or savepoint directory; handle refs are absolute file:// URIs.
-// ResolveCheckpoint accepts a directory or its _metadata file, as a path or a file:// URI.
-//
-// State streams collect small writes in a buffer (write-buffer-size, default 64 KiB rather
-// than Flink's 4 KiB: 200-byte writes ran at ~840 MB/s instead of ~540 MB/s on the
-// development machine, see BenchmarkSmallWrites); writes at least as large as the buffer go
-// straight to the file.
+// External pointers are the chk-N or savepoint directories: absolute local paths, or
+// s3:// URIs; handle refs are file:// or s3:// URIs.
 package fsstorage
 
 import (
 	"context"
 	"os"
-	"path/filepath"
 
 	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/dirstorage"
 )
 
 // Name is the plugin's name as users write it in the configuration.
@@ -51,15 +44,22 @@ const Version = "0.1.0"
 // Storage is the file-system checkpoint storage. Configure it once, then use it from any
 // number of goroutines.
 type Storage struct {
-	fs  fsys.FS
-	cfg config
+	*dirstorage.Storage
 }
 
 var _ sdk.CheckpointStorage = (*Storage)(nil)
 
 // New returns a Storage with the default options and no checkpoint directory.
 func New() *Storage {
-	return &Storage{fs: fsys.Mux{Local: fsys.Local{}}, cfg: defaultConfig()}
+	fs := fsys.Mux{Local: dirstorage.Local{}}
+	cfg, _ := dirstorage.ParseOptions(fs, nil)
+	return &Storage{dirstorage.New(fs, withIdentity(cfg))}
+}
+
+// withIdentity completes a configuration with what fsstorage always is.
+func withIdentity(cfg dirstorage.Config) dirstorage.Config {
+	cfg.Name, cfg.HighlyAvailable = Name, true
+	return cfg
 }
 
 // PluginInfo implements sdk.Plugin.
@@ -67,11 +67,15 @@ func (s *Storage) PluginInfo() sdk.PluginInfo {
 	return sdk.PluginInfo{Name: Name, Version: Version}
 }
 
-// Configure implements sdk.Plugin. It accepts "dir" (a path or file:// URI; s3:// is not
-// supported yet), "savepoint-dir", "data-inline-threshold" (a human size, at most 1 MiB)
-// and "write-buffer-size"; any other option is an *sdk.OptionError.
+// Configure implements sdk.Plugin. It accepts the options OptionKeys lists: "dir" and
+// "savepoint-dir" (paths, file:// or s3:// URIs), "data-inline-threshold" (a human size,
+// at most 1 MiB), "write-buffer-size" and the s3.* options; any other option is an
+// *sdk.OptionError.
 func (s *Storage) Configure(_ context.Context, opts sdk.Options) error {
-	cfg, err := parseConfig(opts)
+	if err := opts.CheckKnown(OptionKeys()...); err != nil {
+		return err
+	}
+	cfg, err := dirstorage.ParseOptions(fsys.Mux{}, opts)
 	if err != nil {
 		return err
 	}
@@ -81,33 +85,8 @@ func (s *Storage) Configure(_ context.Context, opts sdk.Options) error {
 	}
 	s3, err := fsys.NewS3(s3cfg)
 	if err != nil {
-		return &sdk.OptionError{Option: fsys.OptionS3Endpoint, Value: opts[fsys.OptionS3Endpoint], Err: err}
+		return &sdk.OptionError{Option: OptionS3Endpoint, Value: opts[OptionS3Endpoint], Err: err}
 	}
-	s.fs = fsys.Mux{Local: fsys.Local{}, S3: s3}
-	s.cfg = cfg
+	s.Storage = dirstorage.New(fsys.Mux{Local: dirstorage.Local{}, S3: s3}, withIdentity(cfg))
 	return nil
-}
-
-// CreateCheckpointStorage implements sdk.CheckpointStorage. It needs the "dir" option; the
-// job id becomes a directory name, so it must not contain a path separator or "..".
-func (s *Storage) CreateCheckpointStorage(_ context.Context, jobID string) (sdk.CheckpointStorageAccess, error) {
-	if err := checkJobID(jobID); err != nil {
-		return nil, err
-	}
-	if s.cfg.dir == "" {
-		return nil, errorf(sdk.ErrInvalidArgument, nil,
-			"no checkpoint directory configured for job %q: set option %q (execution.checkpointing.dir)", jobID, sdk.OptionCheckpointDir)
-	}
-	return &access{
-		fs:     s.fs,
-		cfg:    s.cfg,
-		jobID:  jobID,
-		jobDir: filepath.Join(s.cfg.dir, jobID),
-	}, nil
-}
-
-// ResolveCheckpoint implements sdk.CheckpointStorage. The pointer is a chk-N or savepoint
-// directory or its _metadata file, as a path or a file:// URI.
-func (s *Storage) ResolveCheckpoint(_ context.Context, externalPointer string) (sdk.CompletedCheckpointStorageLocation, error) {
-	return resolve(s.fs, externalPointer)
 }

@@ -38,10 +38,13 @@ func New() *Backend { return &Backend{} }
 // PluginInfo returns the plugin's name and version.
 func (b *Backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: Name, Version: Version} }
 
+// OptionKeys returns every option Configure accepts: sdk.OptionIncremental.
+func OptionKeys() []string { return []string{sdk.OptionIncremental} }
+
 // Configure checks the options. The only option is sdk.OptionIncremental: hashmap takes full
 // snapshots only, so "true" is accepted with a warning, as in Flink.
 func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
-	if err := opts.CheckKnown(sdk.OptionIncremental); err != nil {
+	if err := opts.CheckKnown(OptionKeys()...); err != nil {
 		return err
 	}
 	if v, ok := opts[sdk.OptionIncremental]; ok {

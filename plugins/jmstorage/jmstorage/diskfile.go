@@ -2,15 +2,10 @@ package jmstorage
 
 import (
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"hash/crc32"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/flowstate/flowstate/sdk"
-	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // A checkpoint file (_metadata written when a dir is configured) is self-contained:
@@ -119,75 +114,4 @@ func decodeFile(b []byte) (h fileHeader, metadata []byte, blobs []fileBlob, err 
 		return h, nil, nil, fmt.Errorf("%d trailing bytes: %w", len(r), sdk.ErrCorrupt)
 	}
 	return h, metadata, blobs, nil
-}
-
-// publishFile writes data as dir/_metadata durably and atomically: to a temporary file,
-// synced, then hard-linked to its final name (which fails if _metadata exists), then the
-// directory and its parent are synced. It returns the published file's FileInfo.
-func publishFile(dir string, data []byte) (fs.FileInfo, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create directory '%s': %w", dir, err)
-	}
-	suffix, err := layout.RandomHex(8)
-	if err != nil {
-		return nil, err
-	}
-	tmp := filepath.Join(dir, layout.MetadataTempPrefix+suffix)
-	final := filepath.Join(dir, layout.MetadataFile)
-	if err := writeSynced(tmp, data); err != nil {
-		os.Remove(tmp)
-		return nil, err
-	}
-	if err := os.Link(tmp, final); err != nil {
-		os.Remove(tmp)
-		if errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("metadata file '%s' already exists: %w", final, err)
-		}
-		return nil, fmt.Errorf("publish metadata file '%s': %w", final, err)
-	}
-	os.Remove(tmp) // a leftover second name is removed by InitializeBaseLocationsForCheckpoint
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := syncDir(d); err != nil {
-			return nil, err
-		}
-	}
-	info, err := os.Stat(final)
-	if err != nil {
-		return nil, fmt.Errorf("stat '%s': %w", final, err)
-	}
-	return info, nil
-}
-
-// writeSynced creates name (which must not exist), writes data and fsyncs it.
-func writeSynced(name string, data []byte) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return fmt.Errorf("create '%s': %w", name, err)
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write '%s': %w", name, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync '%s': %w", name, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("close '%s': %w", name, err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a directory so that the entries created in it are durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync directory '%s': %w", dir, err)
-	}
-	err = d.Sync()
-	d.Close()
-	if err != nil {
-		return fmt.Errorf("sync directory '%s': %w", dir, err)
-	}
-	return nil
 }

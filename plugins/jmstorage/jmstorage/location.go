@@ -2,13 +2,9 @@ package jmstorage
 
 import (
 	"context"
-	"errors"
 	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/flowstate/flowstate/sdk"
-	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // location is one checkpoint or savepoint being written.
@@ -18,9 +14,9 @@ type location struct {
 	id        int64
 	name      string // chk-N or savepoint-...
 	savepoint bool
-	// diskDir receives the checkpoint file: <dir>/<job>/chk-N, the savepoint directory,
-	// or "" for a checkpoint kept in memory only.
-	diskDir string
+	// disk receives the checkpoint file: at <dir>/<job>/chk-N or in the savepoint
+	// directory; nil for a checkpoint kept in memory only.
+	disk sdk.CheckpointStorageLocation
 
 	// Guarded by st.mu.
 	state locState
@@ -29,16 +25,16 @@ type location struct {
 
 var _ sdk.CheckpointStorageLocation = (*location)(nil)
 
-func newLocation(st *Storage, job string, id int64, name, diskDir string, savepoint bool) *location {
-	l := &location{st: st, job: job, id: id, name: name, diskDir: diskDir, savepoint: savepoint, owned: make(map[string]struct{})}
+func newLocation(st *Storage, job string, id int64, name string, disk sdk.CheckpointStorageLocation, savepoint bool) *location {
+	l := &location{st: st, job: job, id: id, name: name, disk: disk, savepoint: savepoint, owned: make(map[string]struct{})}
 	st.addPending(l)
 	return l
 }
 
 // pointer is the external pointer the location has once complete.
 func (l *location) pointer() string {
-	if l.diskDir != "" {
-		return l.diskDir
+	if l.disk != nil {
+		return l.disk.LocationReference()
 	}
 	return refScheme + l.job + "/" + l.name
 }
@@ -50,19 +46,19 @@ func (l *location) writableLocked() error {
 	case locPending:
 		return nil
 	case locFinalizing, locCompleted:
-		return errorf(fs.ErrExist, "checkpoint %q is already complete (metadata exists)", l.pointer())
+		return errs.New(fs.ErrExist, "checkpoint %q is already complete (metadata exists)", l.pointer())
 	default:
-		return errorf(sdk.ErrInvalidArgument, "checkpoint location %q was disposed", l.pointer())
+		return errs.New(sdk.ErrInvalidArgument, "checkpoint location %q was disposed", l.pointer())
 	}
 }
 
 // CreateCheckpointStateOutputStream implements sdk.CheckpointStreamFactory.
 func (l *location) CreateCheckpointStateOutputStream(ctx context.Context, scope sdk.Scope) (sdk.CheckpointStateOutputStream, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, wrapf(err, "create state stream at %q", l.pointer())
+		return nil, errs.Wrap(err, "create state stream at %q", l.pointer())
 	}
 	if scope != sdk.ScopeExclusive && scope != sdk.ScopeShared {
-		return nil, errorf(sdk.ErrInvalidArgument, "unknown state scope %d", int(scope))
+		return nil, errs.New(sdk.ErrInvalidArgument, "unknown state scope %d", int(scope))
 	}
 	l.st.mu.Lock()
 	err := l.writableLocked()
@@ -76,7 +72,7 @@ func (l *location) CreateCheckpointStateOutputStream(ctx context.Context, scope 
 // CreateMetadataOutputStream implements sdk.CheckpointStorageLocation.
 func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.MetadataOutputStream, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, wrapf(err, "create metadata stream at %q", l.pointer())
+		return nil, errs.Wrap(err, "create metadata stream at %q", l.pointer())
 	}
 	l.st.mu.Lock()
 	err := l.writableLocked()
@@ -89,19 +85,12 @@ func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.Metadata
 
 // DisposeOnFailure implements sdk.CheckpointStorageLocation: it frees the location's state
 // and removes its directory on disk, if any. Shared state is left to the runner.
-func (l *location) DisposeOnFailure(_ context.Context) error {
+func (l *location) DisposeOnFailure(ctx context.Context) error {
 	l.st.disposeLocation(l)
-	if l.diskDir == "" {
+	if l.disk == nil {
 		return nil
 	}
-	meta := filepath.Join(l.diskDir, layout.MetadataFile)
-	if err := os.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return wrapf(err, "dispose failed checkpoint: remove '%s'", meta)
-	}
-	if err := os.RemoveAll(l.diskDir); err != nil {
-		return wrapf(err, "dispose failed checkpoint: remove '%s'", l.diskDir)
-	}
-	return nil
+	return l.disk.DisposeOnFailure(ctx)
 }
 
 // LocationReference implements sdk.CheckpointStorageLocation: the pointer the checkpoint

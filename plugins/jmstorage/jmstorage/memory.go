@@ -96,7 +96,7 @@ func (s *Storage) beginFinalize(l *location) ([]fileBlob, error) {
 		return nil, err
 	}
 	if _, exists := s.completed[l.pointer()]; exists {
-		return nil, errorf(fs.ErrExist, "checkpoint %q already exists", l.pointer())
+		return nil, errs.New(fs.ErrExist, "checkpoint %q already exists", l.pointer())
 	}
 	l.state = locFinalizing
 	refs := keys(l.owned)

@@ -1,10 +1,8 @@
 package jmstorage
 
 import (
-	"fmt"
-
 	"github.com/flowstate/flowstate/sdk"
-	"github.com/flowstate/flowstate/sdk/layout"
+	"github.com/flowstate/flowstate/sdk/dirstorage"
 )
 
 // OptionMaxStateSize is the largest state stream jmstorage accepts (a human size).
@@ -15,10 +13,15 @@ const (
 	// DefaultMaxStateSize is Flink's JobManagerCheckpointStorage default: 5 MiB.
 	DefaultMaxStateSize = 5 << 20
 	// DefaultInlineThreshold is the default data-inline-threshold (20 KiB).
-	DefaultInlineThreshold = 20 << 10
+	DefaultInlineThreshold = dirstorage.DefaultInlineThreshold
 	// MaxInlineThreshold is the largest data-inline-threshold accepted (1 MiB).
-	MaxInlineThreshold = 1 << 20
+	MaxInlineThreshold = dirstorage.MaxInlineThreshold
 )
+
+// OptionKeys returns every option Configure accepts.
+func OptionKeys() []string {
+	return []string{sdk.OptionCheckpointDir, sdk.OptionSavepointDir, sdk.OptionDataInlineThreshold, OptionMaxStateSize}
+}
 
 // config is jmstorage's configuration, fixed by Configure.
 type config struct {
@@ -30,48 +33,22 @@ type config struct {
 	inlineThreshold int64
 }
 
-func defaultConfig() config {
-	return config{maxStateSize: DefaultMaxStateSize, inlineThreshold: DefaultInlineThreshold}
-}
-
-// parseConfig validates opts and returns the configuration they describe.
-func parseConfig(opts sdk.Options) (config, error) {
-	cfg := defaultConfig()
-	if err := opts.CheckKnown(sdk.OptionCheckpointDir, sdk.OptionSavepointDir, sdk.OptionDataInlineThreshold, OptionMaxStateSize); err != nil {
-		return config{}, err
+// parseConfig validates opts and returns the configuration they describe, and that of
+// the directory storage that keeps checkpoint files and savepoints.
+func parseConfig(opts sdk.Options) (config, dirstorage.Config, error) {
+	if err := opts.CheckKnown(OptionKeys()...); err != nil {
+		return config{}, dirstorage.Config{}, err
 	}
-	var err error
-	if v, ok := opts[sdk.OptionCheckpointDir]; ok {
-		if cfg.dir, err = layout.LocalPath(v); err != nil {
-			return config{}, &sdk.OptionError{Option: sdk.OptionCheckpointDir, Value: v, Err: err}
-		}
-	}
-	if v, ok := opts[sdk.OptionSavepointDir]; ok {
-		if cfg.savepointDir, err = layout.LocalPath(v); err != nil {
-			return config{}, &sdk.OptionError{Option: sdk.OptionSavepointDir, Value: v, Err: err}
-		}
-	}
-	if v, ok := opts[sdk.OptionDataInlineThreshold]; ok {
-		if cfg.inlineThreshold, err = parseSizeOption(v, 0, MaxInlineThreshold); err != nil {
-			return config{}, &sdk.OptionError{Option: sdk.OptionDataInlineThreshold, Value: v, Err: err}
-		}
-	}
-	if v, ok := opts[OptionMaxStateSize]; ok {
-		if cfg.maxStateSize, err = parseSizeOption(v, 1, 1<<40); err != nil {
-			return config{}, &sdk.OptionError{Option: OptionMaxStateSize, Value: v, Err: err}
-		}
-	}
-	return cfg, nil
-}
-
-// parseSizeOption parses a human size and checks min <= size <= max.
-func parseSizeOption(v string, minSize, maxSize int64) (int64, error) {
-	n, err := sdk.ParseSize(v)
+	disk, err := dirstorage.ParseOptions(dirstorage.Local{}, opts)
 	if err != nil {
-		return 0, err
+		return config{}, dirstorage.Config{}, err
 	}
-	if n < minSize || n > maxSize {
-		return 0, fmt.Errorf("size %d bytes out of range [%d, %d]: %w", n, minSize, maxSize, sdk.ErrInvalidArgument)
+	disk.Name, disk.HighlyAvailable = Name, true
+	cfg := config{dir: disk.Dir, savepointDir: disk.SavepointDir, maxStateSize: DefaultMaxStateSize, inlineThreshold: disk.InlineThreshold}
+	if n, ok, err := dirstorage.SizeOption(opts, OptionMaxStateSize, 1, 1<<40); err != nil {
+		return config{}, dirstorage.Config{}, err
+	} else if ok {
+		cfg.maxStateSize = n
 	}
-	return n, nil
+	return cfg, disk, nil
 }

@@ -12,7 +12,7 @@ const refScheme = "jm:"
 // checkJobID refuses job ids that cannot serve as one directory name.
 func checkJobID(jobID string) error {
 	if err := layout.CheckJobID(jobID); err != nil {
-		return wrapf(err, "checkpoint storage")
+		return errs.Wrap(err, "checkpoint storage")
 	}
 	return nil
 }

@@ -9,16 +9,19 @@
 //
 // Without a dir, checkpoints live only in memory, their pointers are "jm:<job>/chk-N", and
 // they die with the process: SupportsHighlyAvailableStorage is false. With a dir, each
-// completed checkpoint is also written, durably and atomically, to
-// <dir>/<job>/chk-N/_metadata, and that file is self-contained: it carries the runner's
-// metadata and the state blobs the checkpoint may reference (the blobs written through its
-// location plus every live shared blob of the job, since the storage cannot read the
-// runner's metadata). A restarted plugin resolves and lists those files and serves their
-// blobs again; pointers are then the chk-N directories. With a dir the access also keeps
-// the job's lease record in <dir>/<job>/_lease (sdk.LeaseStore, through sdk/filelease).
-// Savepoints always go to disk, to
+// completed checkpoint is also written to <dir>/<job>/chk-N/_metadata, and that file is
+// self-contained: it carries the runner's metadata and the state blobs the checkpoint may
+// reference (the blobs written through its location plus every live shared blob of the
+// job, since the storage cannot read the runner's metadata). A restarted plugin resolves
+// and lists those files and serves their blobs again; pointers are then the chk-N
+// directories. Savepoints always go to disk, to
 // <target or savepoint-dir>/savepoint-<6 chars of job id>-<12 random hex>/_metadata, with
 // all their state inside.
+//
+// What goes to disk goes through sdk/dirstorage on the local disk, whose metadata stream
+// carries the file: Flink's layout, publication of _metadata that is durable and atomic
+// and never replaces one, removal of leftovers, the path checks, and with a dir the job's
+// lease record in <dir>/<job>/_lease (sdk.LeaseStore, through sdk/filelease).
 //
 // Memory is freed by DisposeCheckpoint, DiscardState, DisposeOnFailure and by the
 // reinitialization of a job (InitializeBaseLocationsForCheckpoint drops the state of its
@@ -32,6 +35,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/dirstorage"
 	"github.com/flowstate/flowstate/sdk/layout"
 )
 
@@ -41,10 +45,15 @@ const Name = "jmstorage"
 // Version is the plugin's version.
 const Version = "0.1.0"
 
+// errs makes jmstorage's errors, "jmstorage: ...".
+var errs = dirstorage.Errors(Name)
+
 // Storage is the in-memory checkpoint storage. Configure it once, then use it from any
 // number of goroutines.
 type Storage struct {
 	cfg config
+	// disk keeps checkpoint files (with a dir) and savepoints.
+	disk *dirstorage.Storage
 	// epoch makes this process's refs distinct from those of earlier processes whose
 	// checkpoint files it reads.
 	epoch string
@@ -92,8 +101,10 @@ func New() *Storage {
 	if err != nil {
 		epoch = fmt.Sprintf("%x", time.Now().UnixNano())
 	}
+	cfg, disk, _ := parseConfig(nil)
 	return &Storage{
-		cfg:       defaultConfig(),
+		cfg:       cfg,
+		disk:      dirstorage.New(dirstorage.Local{}, disk),
 		epoch:     epoch,
 		blobs:     make(map[string][]byte),
 		jobs:      make(map[string]*jobState),
@@ -110,28 +121,28 @@ func (s *Storage) PluginInfo() sdk.PluginInfo {
 // URIs), "data-inline-threshold" (a human size, at most 1 MiB) and "max-state-size" (a
 // human size, default 5 MiB); any other option is an *sdk.OptionError.
 func (s *Storage) Configure(_ context.Context, opts sdk.Options) error {
-	cfg, err := parseConfig(opts)
+	cfg, disk, err := parseConfig(opts)
 	if err != nil {
 		return err
 	}
-	s.cfg = cfg
+	s.cfg, s.disk = cfg, dirstorage.New(dirstorage.Local{}, disk)
 	return nil
 }
 
 // CreateCheckpointStorage implements sdk.CheckpointStorage. The job id must be usable as a
 // directory name (no path separator, no "..").
-func (s *Storage) CreateCheckpointStorage(_ context.Context, jobID string) (sdk.CheckpointStorageAccess, error) {
+func (s *Storage) CreateCheckpointStorage(ctx context.Context, jobID string) (sdk.CheckpointStorageAccess, error) {
 	if err := checkJobID(jobID); err != nil {
 		return nil, err
 	}
-	return newAccess(s, jobID), nil
+	return newAccess(ctx, s, jobID)
 }
 
 // ResolveCheckpoint implements sdk.CheckpointStorage. It accepts a "jm:<job>/chk-N" pointer
 // of a checkpoint held in memory, or a chk-N or savepoint directory or its _metadata file
 // (path or file:// URI) written with a dir.
-func (s *Storage) ResolveCheckpoint(_ context.Context, externalPointer string) (sdk.CompletedCheckpointStorageLocation, error) {
-	c, err := s.resolve(externalPointer)
+func (s *Storage) ResolveCheckpoint(ctx context.Context, externalPointer string) (sdk.CompletedCheckpointStorageLocation, error) {
+	c, err := s.resolve(ctx, externalPointer)
 	if err != nil {
 		return sdk.CompletedCheckpointStorageLocation{}, err
 	}

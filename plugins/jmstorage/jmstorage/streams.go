@@ -27,7 +27,7 @@ var _ sdk.CheckpointStateOutputStream = (*stateStream)(nil)
 
 // tooLarge is Flink's error for state over the memory limit.
 func tooLarge(size, maxSize int64) error {
-	return errorf(sdk.ErrStateTooLarge,
+	return errs.New(sdk.ErrStateTooLarge,
 		"Size of the state is larger than the maximum permitted memory-backed state. Size=%d, maxSize=%d. Consider using a different checkpoint storage, like fsstorage (FileSystemCheckpointStorage).",
 		size, maxSize)
 }
@@ -35,7 +35,7 @@ func tooLarge(size, maxSize int64) error {
 // Write implements io.Writer. It fails as soon as the stream exceeds max-state-size.
 func (s *stateStream) Write(p []byte) (int, error) {
 	if s.closed {
-		return 0, errorf(errStreamClosed, "write to a state stream at %q", s.loc.pointer())
+		return 0, errs.New(errStreamClosed, "write to a state stream at %q", s.loc.pointer())
 	}
 	if s.err != nil {
 		return 0, s.err
@@ -53,14 +53,14 @@ func (s *stateStream) Write(p []byte) (int, error) {
 // CloseAndGetHandle implements sdk.CheckpointStateOutputStream.
 func (s *stateStream) CloseAndGetHandle(ctx context.Context) (sdk.StreamStateHandle, error) {
 	if s.closed {
-		return sdk.StreamStateHandle{}, errorf(errStreamClosed, "close a state stream at %q", s.loc.pointer())
+		return sdk.StreamStateHandle{}, errs.New(errStreamClosed, "close a state stream at %q", s.loc.pointer())
 	}
 	s.closed = true
 	if s.err != nil {
 		return sdk.StreamStateHandle{}, s.err
 	}
 	if err := ctx.Err(); err != nil {
-		return sdk.StreamStateHandle{}, wrapf(err, "close a state stream at %q", s.loc.pointer())
+		return sdk.StreamStateHandle{}, errs.Wrap(err, "close a state stream at %q", s.loc.pointer())
 	}
 	data := s.buf.Bytes()
 	s.buf = bytes.Buffer{}
@@ -100,7 +100,7 @@ var _ sdk.MetadataOutputStream = (*metadataStream)(nil)
 // Write implements io.Writer.
 func (m *metadataStream) Write(p []byte) (int, error) {
 	if m.done {
-		return 0, errorf(errStreamClosed, "write metadata at %q", m.loc.pointer())
+		return 0, errs.New(errStreamClosed, "write metadata at %q", m.loc.pointer())
 	}
 	return m.buf.Write(p)
 }
@@ -108,18 +108,18 @@ func (m *metadataStream) Write(p []byte) (int, error) {
 // CloseAndFinalize implements sdk.MetadataOutputStream.
 func (m *metadataStream) CloseAndFinalize(ctx context.Context) (sdk.CompletedCheckpointStorageLocation, error) {
 	if m.done {
-		return sdk.CompletedCheckpointStorageLocation{}, errorf(errStreamClosed, "finalize metadata at %q", m.loc.pointer())
+		return sdk.CompletedCheckpointStorageLocation{}, errs.New(errStreamClosed, "finalize metadata at %q", m.loc.pointer())
 	}
 	m.done = true
 	if err := ctx.Err(); err != nil {
-		return sdk.CompletedCheckpointStorageLocation{}, wrapf(err, "finalize metadata at %q", m.loc.pointer())
+		return sdk.CompletedCheckpointStorageLocation{}, errs.Wrap(err, "finalize metadata at %q", m.loc.pointer())
 	}
 	metadata := bytes.Clone(m.buf.Bytes())
 	if metadata == nil {
 		metadata = []byte{}
 	}
 	m.buf = bytes.Buffer{}
-	c, err := m.loc.finalize(metadata)
+	c, err := m.loc.finalize(ctx, metadata)
 	if err != nil {
 		return sdk.CompletedCheckpointStorageLocation{}, err
 	}

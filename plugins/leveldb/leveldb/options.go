@@ -22,6 +22,11 @@ const (
 	OptionWriteBufferSize = "write-buffer-size"
 )
 
+// OptionKeys returns every option Configure accepts.
+func OptionKeys() []string {
+	return []string{OptionLocalDir, OptionBlockCacheSize, OptionWriteBufferSize, sdk.OptionIncremental}
+}
+
 // Defaults, sized for a small (2-core) machine running a few keyed backends per plugin.
 const (
 	// DefaultBlockCacheSize is the default block cache per keyed backend.
@@ -48,7 +53,7 @@ func defaultConfig() config {
 // parseOptions validates opts over the defaults.
 func parseOptions(opts sdk.Options) (config, error) {
 	c := defaultConfig()
-	if err := opts.CheckKnown(OptionLocalDir, OptionBlockCacheSize, OptionWriteBufferSize, sdk.OptionIncremental); err != nil {
+	if err := opts.CheckKnown(OptionKeys()...); err != nil {
 		return c, err
 	}
 	if v, ok := opts[OptionLocalDir]; ok {

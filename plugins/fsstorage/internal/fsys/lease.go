@@ -6,25 +6,12 @@ import (
 	"strings"
 
 	"github.com/flowstate/flowstate/sdk"
-	"github.com/flowstate/flowstate/sdk/filelease"
 )
 
-// LeaseFS is implemented by the file systems that can keep a lease record (sdk.LeaseStore)
-// in a file: Local with sdk/filelease, S3 with conditional PUTs, and Mux by routing.
-type LeaseFS interface {
-	// LeaseStore returns the store of the lease record in the file name. It makes no
-	// request.
-	LeaseStore(name string) (sdk.LeaseStore, error)
-}
-
 var (
-	_ LeaseFS = Local{}
 	_ LeaseFS = (*S3)(nil)
 	_ LeaseFS = Mux{}
 )
-
-// LeaseStore implements LeaseFS with sdk/filelease.
-func (Local) LeaseStore(name string) (sdk.LeaseStore, error) { return filelease.New(name), nil }
 
 // LeaseStore implements LeaseFS: the record is the object name, created with
 // If-None-Match: * and replaced with If-Match on the ETag it was read at.

@@ -5,6 +5,8 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+
+	"github.com/flowstate/flowstate/sdk/dirstorage"
 )
 
 // Mux is an FS over both the local disk and S3, for a storage whose checkpoint directory,
@@ -25,7 +27,11 @@ type Mux struct {
 	S3 FS
 }
 
-var _ FS = Mux{}
+var (
+	_ FS                     = Mux{}
+	_ dirstorage.Namer       = Mux{}
+	_ dirstorage.LocalPather = Mux{}
+)
 
 // muxS3Prefix starts every S3 name of a Mux.
 const muxS3Prefix = "s3:/"
@@ -54,6 +60,22 @@ func MuxURI(name string) string {
 		return ""
 	}
 	return S3URI(strings.TrimPrefix(name, "s3:"))
+}
+
+// Name implements dirstorage.Namer with MuxName.
+func (Mux) Name(uri string) (string, bool, error) { return MuxName(uri) }
+
+// URI implements dirstorage.Namer with MuxURI.
+func (Mux) URI(name string) string { return MuxURI(name) }
+
+// LocalPath implements dirstorage.LocalPather: a local name is a local file when the local
+// file system says so (dirstorage.Local does; a wrapper of the tests' own need not, and
+// then reads go through it); an S3 name never is.
+func (m Mux) LocalPath(name string) string {
+	if lp, ok := m.Local.(dirstorage.LocalPather); ok && !IsMuxS3Name(name) {
+		return lp.LocalPath(name)
+	}
+	return ""
 }
 
 // route returns the FS and its own name for a Mux name.

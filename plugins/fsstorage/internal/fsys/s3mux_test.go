@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowstate/flowstate/sdk/dirstorage"
 )
 
 // TestMuxNames checks the conversions between URIs and Mux names, and that path functions
@@ -39,7 +41,7 @@ func TestMuxNames(t *testing.T) {
 // TestMuxRouting checks that local names reach the local FS and S3 names fail clearly
 // when S3 is not configured.
 func TestMuxRouting(t *testing.T) {
-	m := Mux{Local: Local{}}
+	m := Mux{Local: dirstorage.Local{}}
 	dir := t.TempDir()
 	p := filepath.Join(dir, "f")
 	if err := writeFile(m, p, []byte("local"), 2); err != nil {
@@ -62,7 +64,7 @@ func TestMuxRouting(t *testing.T) {
 // TestMuxS3 writes and reads an object through the mux on the test server.
 func TestMuxS3(t *testing.T) {
 	s, bucket := newTestS3(t, nil)
-	m := Mux{Local: Local{}, S3: s}
+	m := Mux{Local: dirstorage.Local{}, S3: s}
 	name := "s3:/" + bucket + "/via/mux"
 	mustWrite(t, m, name, []byte("through the mux"))
 	checkContent(t, s, "/"+bucket+"/via/mux", []byte("through the mux"))

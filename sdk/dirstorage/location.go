@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"context"
@@ -6,22 +6,19 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // location is the directory of one checkpoint (chk-N) or savepoint being written.
 type location struct {
-	fs  fsys.FS
-	cfg config
-	id  int64
+	s  *Storage
+	id int64
 	// dir receives exclusive state and the metadata.
 	dir string
 	// sharedDir receives shared state: the job's shared/ for checkpoints, dir itself for
 	// (self-contained) savepoints.
 	sharedDir string
-	savepoint bool
 }
 
 var _ sdk.CheckpointStorageLocation = (*location)(nil)
@@ -29,7 +26,7 @@ var _ sdk.CheckpointStorageLocation = (*location)(nil)
 // CreateCheckpointStateOutputStream implements sdk.CheckpointStreamFactory.
 func (l *location) CreateCheckpointStateOutputStream(ctx context.Context, scope sdk.Scope) (sdk.CheckpointStateOutputStream, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, wrapf(err, "create state stream in '%s'", l.dir)
+		return nil, l.s.errs.Wrap(err, "create state stream in '%s'", l.dir)
 	}
 	dir := l.dir
 	switch scope {
@@ -37,20 +34,20 @@ func (l *location) CreateCheckpointStateOutputStream(ctx context.Context, scope 
 	case sdk.ScopeShared:
 		dir = l.sharedDir
 	default:
-		return nil, errorf(sdk.ErrInvalidArgument, nil, "unknown state scope %d", int(scope))
+		return nil, l.s.errs.New(sdk.ErrInvalidArgument, "unknown state scope %d", int(scope))
 	}
-	return newStateStream(l.fs, dir, scope, l.cfg.inlineThreshold, l.cfg.writeBufferSize), nil
+	return newStateStream(l.s, dir, scope), nil
 }
 
 // CreateMetadataOutputStream implements sdk.CheckpointStorageLocation. The metadata goes to
 // a temporary file in the location's directory until CloseAndFinalize publishes it.
 func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.MetadataOutputStream, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, wrapf(err, "create metadata stream in '%s'", l.dir)
+		return nil, l.s.errs.Wrap(err, "create metadata stream in '%s'", l.dir)
 	}
 	final := filepath.Join(l.dir, layout.MetadataFile)
-	if _, err := l.fs.Stat(final); err == nil {
-		return nil, errorf(fs.ErrExist, nil, "metadata file '%s' already exists", final)
+	if _, err := l.s.fs.Stat(final); err == nil {
+		return nil, l.s.errs.New(fs.ErrExist, "metadata file '%s' already exists", final)
 	}
 	return newMetadataStream(l)
 }
@@ -59,11 +56,11 @@ func (l *location) CreateMetadataOutputStream(ctx context.Context) (sdk.Metadata
 // any, then the whole directory. Shared state is left to the runner.
 func (l *location) DisposeOnFailure(_ context.Context) error {
 	meta := filepath.Join(l.dir, layout.MetadataFile)
-	if err := l.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return wrapf(err, "dispose failed checkpoint: remove '%s'", meta)
+	if err := l.s.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return l.s.errs.Wrap(err, "dispose failed checkpoint: remove '%s'", meta)
 	}
-	if err := removeDir(l.fs, l.dir); err != nil {
-		return wrapf(err, "dispose failed checkpoint: remove '%s'", l.dir)
+	if err := removeDir(l.s.fs, l.dir); err != nil {
+		return l.s.errs.Wrap(err, "dispose failed checkpoint: remove '%s'", l.dir)
 	}
 	return nil
 }
@@ -76,18 +73,19 @@ const removeDirTries = 10
 // runner gave up on) can create a file in dir while RemoveAll runs, which then fails with
 // "directory not empty" and would leave a checkpoint directory without metadata behind:
 // removeDir tries again until dir is gone, after which no file can be created in it.
-func removeDir(store fsys.FS, dir string) error {
+func removeDir(fsys FS, dir string) error {
 	var err error
 	for range removeDirTries {
-		if err = store.RemoveAll(dir); err == nil {
+		if err = fsys.RemoveAll(dir); err == nil {
 			return nil
 		}
-		if _, serr := store.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+		if _, serr := fsys.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
 			return nil
 		}
 	}
 	return err
 }
 
-// LocationReference implements sdk.CheckpointStorageLocation: the directory's path.
-func (l *location) LocationReference() string { return pointerOf(l.dir) }
+// LocationReference implements sdk.CheckpointStorageLocation: the directory, as its
+// pointer will be once complete.
+func (l *location) LocationReference() string { return l.s.pointer(l.dir) }

@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"bytes"
@@ -24,8 +24,9 @@ func fullStorage(t *testing.T) (*Storage, string) {
 	if os.Geteuid() == 0 && os.Getenv("FLOWSTATE_TEST_NO_TMPFS") == "" {
 		if err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mnt).Run(); err == nil {
 			t.Cleanup(func() { exec.Command("umount", "-l", mnt).Run() })
-			s, dir := New(), filepath.Join(mnt, "ckpt")
-			if err := s.Configure(context.Background(), sdk.Options{sdk.OptionCheckpointDir: dir}); err != nil {
+			dir := filepath.Join(mnt, "ckpt")
+			s, err := configure(Local{}, sdk.Options{sdk.OptionCheckpointDir: dir})
+			if err != nil {
 				t.Fatal(err)
 			}
 			a := newJob(t, s, "job")

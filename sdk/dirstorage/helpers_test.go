@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"bytes"
@@ -9,23 +9,36 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// newConfigured returns a Storage configured with opts plus dir=<temp>/ckpt, and that dir.
-func newConfigured(t *testing.T, opts sdk.Options) (*Storage, string) {
+// newConfigured returns a Storage on the local disk configured with opts plus
+// dir=<temp>/ckpt, and that dir.
+func newConfigured(t testing.TB, opts sdk.Options) (*Storage, string) {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	all := sdk.Options{sdk.OptionCheckpointDir: dir}
 	for k, v := range opts {
 		all[k] = v
 	}
-	s := New()
-	if err := s.Configure(context.Background(), all); err != nil {
-		t.Fatalf("Configure(%v): %v", all, err)
+	s, err := configure(Local{}, all)
+	if err != nil {
+		t.Fatalf("configure(%v): %v", all, err)
 	}
 	return s, dir
+}
+
+// configure returns the Storage opts describe on fsys, as a plugin's Configure makes it.
+func configure(fsys FS, opts sdk.Options) (*Storage, error) {
+	if err := opts.CheckKnown(OptionKeys()...); err != nil {
+		return nil, err
+	}
+	cfg, err := ParseOptions(fsys, opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg.HighlyAvailable = true
+	return New(fsys, cfg), nil
 }
 
 // newJob returns the initialized access of job on s.
@@ -153,12 +166,12 @@ func assertSame(t *testing.T, what string, got, want []byte) {
 // faultFS is the local file system whose files fail writes once failAfter bytes were
 // written to one file (a full disk), and whose SyncDir can fail.
 type faultFS struct {
-	fsys.Local
+	Local
 	failAfter   int64
 	syncDirFail bool
 }
 
-func (f *faultFS) Create(name string) (fsys.File, error) {
+func (f *faultFS) Create(name string) (File, error) {
 	file, err := f.Local.Create(name)
 	if err != nil {
 		return nil, err
@@ -174,7 +187,7 @@ func (f *faultFS) SyncDir(name string) error {
 }
 
 type faultFile struct {
-	fsys.File
+	File
 	left int64
 }
 

@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -14,7 +13,7 @@ import (
 // a late stream creates a file in it: RemoveAll then fails as os.RemoveAll does when that
 // happens between its reading the directory and removing it.
 type lateWriterFS struct {
-	fsys.Local
+	Local
 	late bool
 }
 
@@ -51,7 +50,7 @@ func TestDisposeOnFailureOutlastsALateStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := loc.(*location)
-	l.fs = &lateWriterFS{}
+	l.s.fs = &lateWriterFS{}
 	if err := loc.DisposeOnFailure(ctx); err != nil {
 		t.Fatalf("dispose: %v", err)
 	}

@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"context"
@@ -378,7 +378,7 @@ func TestJobIDsAreSingleDirectoryNames(t *testing.T) {
 			t.Errorf("job id %q refused: %v", id, err)
 		}
 	}
-	if _, err := New().CreateCheckpointStorage(context.Background(), "job"); !errors.Is(err, sdk.ErrInvalidArgument) || !strings.Contains(err.Error(), `"dir"`) {
+	if _, err := New(Local{}, Config{}).CreateCheckpointStorage(context.Background(), "job"); !errors.Is(err, sdk.ErrInvalidArgument) || !strings.Contains(err.Error(), `"dir"`) {
 		t.Fatalf("no dir configured: got %v", err)
 	}
 }
@@ -399,7 +399,6 @@ func TestSyncFailureFailsFinalize(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.fs = &faultFS{failAfter: 1 << 30, syncDirFail: true}
-	loc.(*location).fs = s.fs
 	m, err := loc.CreateMetadataOutputStream(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -1,15 +1,23 @@
-package fsys
+package dirstorage
 
 import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/filelease"
 )
 
-// Local is the FS of the local disk (and of mounted network file systems).
+// Local is the FS of the local disk (and of mounted network file systems). Its names are
+// local paths. It keeps lease records with sdk/filelease and its files are local files.
 type Local struct{}
 
-var _ FS = Local{}
+var (
+	_ FS          = Local{}
+	_ LeaseFS     = Local{}
+	_ LocalPather = Local{}
+)
 
 const (
 	filePerm = 0o644
@@ -36,7 +44,7 @@ func (Local) Stat(name string) (FileInfo, error) {
 // RenameNoReplace implements FS with a hard link (which fails when newname exists)
 // followed by the removal of oldname. Once the link exists the rename has happened: a
 // failure to remove oldname then leaves a second name of the same file, which is not
-// reported (fsstorage removes such leftovers when it initializes a job's locations).
+// reported (InitializeBaseLocationsForCheckpoint removes such leftovers).
 func (Local) RenameNoReplace(oldname, newname string) error {
 	if err := os.Link(oldname, newname); err != nil {
 		return err
@@ -82,3 +90,10 @@ func (Local) SyncDir(name string) error {
 	}
 	return d.Close()
 }
+
+// LeaseStore implements LeaseFS with sdk/filelease: link(2) creates the record, a rename(2)
+// under flock(2) replaces it.
+func (Local) LeaseStore(name string) (sdk.LeaseStore, error) { return filelease.New(name), nil }
+
+// LocalPath implements LocalPather: every name is a local path.
+func (Local) LocalPath(name string) string { return name }

@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func FuzzResolveCheckpoint(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pointer string) {
 		c, err := s.ResolveCheckpoint(context.Background(), pointer)
 		if err != nil {
-			if !strings.HasPrefix(err.Error(), "fsstorage: ") {
+			if !strings.HasPrefix(err.Error(), "dirstorage: ") {
 				t.Fatalf("error without the plugin's name: %v", err)
 			}
 			return
@@ -58,8 +58,8 @@ func FuzzResolveCheckpoint(f *testing.F) {
 			t.Fatalf("pointer %q resolved to %q: not a clean absolute path", pointer, c.ExternalPointer)
 		}
 		meta := filepath.Join(c.ExternalPointer, layout.MetadataFile)
-		if c.Metadata.Ref != fileURI(meta) {
-			t.Fatalf("pointer %q resolved to metadata %q, want %q", pointer, c.Metadata.Ref, fileURI(meta))
+		if c.Metadata.Ref != s.ref(meta) {
+			t.Fatalf("pointer %q resolved to metadata %q, want %q", pointer, c.Metadata.Ref, s.ref(meta))
 		}
 		info, err := os.Lstat(meta)
 		if err != nil || !info.Mode().IsRegular() || info.Size() != c.Metadata.Size {
@@ -71,8 +71,8 @@ func FuzzResolveCheckpoint(f *testing.F) {
 // newConfiguredF is newConfigured for a fuzz target.
 func newConfiguredF(f *testing.F) (*Storage, string) {
 	dir := filepath.Join(f.TempDir(), "ckpt")
-	s := New()
-	if err := s.Configure(context.Background(), map[string]string{"dir": dir}); err != nil {
+	s, err := configure(Local{}, map[string]string{"dir": dir})
+	if err != nil {
 		f.Fatal(err)
 	}
 	return s, dir

@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"context"
@@ -9,21 +9,22 @@ import (
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// BenchmarkWriteThroughput writes a 256 MiB stream in 1 MiB writes through fsstorage and,
-// in the same run, the same bytes to a plain os.File (with and without fsync, since
-// fsstorage syncs every state file before handing out its handle).
+// BenchmarkWriteThroughput writes a 256 MiB stream in 1 MiB writes through a Storage on the
+// local disk (what fsstorage is on file://) and, in the same run, the same bytes to a plain
+// os.File (with and without fsync, since the Storage syncs every state file before handing
+// out its handle).
 func BenchmarkWriteThroughput(b *testing.B) {
 	const total, chunk = 256 << 20, 1 << 20
 	data := pattern(chunk, 1)
-	b.Run("fsstorage", func(b *testing.B) {
-		s, _ := benchStorage(b, nil)
+	b.Run("dirstorage", func(b *testing.B) {
+		s, _ := newConfigured(b, nil)
 		loc := benchLocation(b, s)
 		b.SetBytes(total)
 		b.ResetTimer()
 		for i := 0; i < b.N; i++ {
 			h := benchWrite(b, loc, data, total)
 			b.StopTimer()
-			removeRef(b, h)
+			removeRef(b, s, h)
 			b.StartTimer()
 		}
 	})
@@ -70,32 +71,18 @@ func BenchmarkSmallWrites(b *testing.B) {
 	data := pattern(chunk, 2)
 	for _, size := range []string{"4kb", "64kb", "256kb", "1mb"} {
 		b.Run("buffer="+size, func(b *testing.B) {
-			s, _ := benchStorage(b, sdk.Options{OptionWriteBufferSize: size, sdk.OptionDataInlineThreshold: "0"})
+			s, _ := newConfigured(b, sdk.Options{OptionWriteBufferSize: size, sdk.OptionDataInlineThreshold: "0"})
 			loc := benchLocation(b, s)
 			b.SetBytes(total)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
 				h := benchWrite(b, loc, data, total)
 				b.StopTimer()
-				removeRef(b, h)
+				removeRef(b, s, h)
 				b.StartTimer()
 			}
 		})
 	}
-}
-
-func benchStorage(b *testing.B, opts sdk.Options) (*Storage, string) {
-	b.Helper()
-	dir := b.TempDir()
-	all := sdk.Options{sdk.OptionCheckpointDir: dir}
-	for k, v := range opts {
-		all[k] = v
-	}
-	s := New()
-	if err := s.Configure(context.Background(), all); err != nil {
-		b.Fatal(err)
-	}
-	return s, dir
 }
 
 func benchLocation(b *testing.B, s *Storage) sdk.CheckpointStorageLocation {
@@ -132,8 +119,8 @@ func benchWrite(b *testing.B, loc sdk.CheckpointStorageLocation, data []byte, to
 	return h
 }
 
-func removeRef(b *testing.B, h sdk.StreamStateHandle) {
-	p, err := localPath(h.Ref)
+func removeRef(b *testing.B, s *Storage, h sdk.StreamStateHandle) {
+	p, err := s.name(h.Ref)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package fsstorage
+package dirstorage
 
 import (
 	"context"
@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"path/filepath"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/layout"
 )
@@ -15,7 +14,7 @@ import (
 // _metadata on CloseAndFinalize.
 type metadataStream struct {
 	loc  *location
-	file fsys.File
+	file File
 	tmp  string
 	err  error
 	done bool
@@ -26,12 +25,12 @@ var _ sdk.MetadataOutputStream = (*metadataStream)(nil)
 func newMetadataStream(l *location) (*metadataStream, error) {
 	suffix, err := layout.RandomHex(8)
 	if err != nil {
-		return nil, wrapf(err, "metadata stream in '%s'", l.dir)
+		return nil, l.s.errs.Wrap(err, "metadata stream in '%s'", l.dir)
 	}
 	tmp := filepath.Join(l.dir, layout.MetadataTempPrefix+suffix)
-	f, err := l.fs.Create(tmp)
+	f, err := l.s.fs.Create(tmp)
 	if err != nil {
-		return nil, wrapf(err, "create temporary metadata file '%s'", tmp)
+		return nil, l.s.errs.Wrap(err, "create temporary metadata file '%s'", tmp)
 	}
 	return &metadataStream{loc: l, file: f, tmp: tmp}, nil
 }
@@ -39,14 +38,14 @@ func newMetadataStream(l *location) (*metadataStream, error) {
 // Write implements io.Writer.
 func (m *metadataStream) Write(p []byte) (int, error) {
 	if m.done {
-		return 0, errorf(errStreamClosed, nil, "write metadata '%s'", m.tmp)
+		return 0, m.loc.s.errs.New(errStreamClosed, "write metadata '%s'", m.tmp)
 	}
 	if m.err != nil {
 		return 0, m.err
 	}
 	n, err := m.file.Write(p)
 	if err != nil {
-		m.err = wrapf(err, "write temporary metadata file '%s'", m.tmp)
+		m.err = m.loc.s.errs.Wrap(err, "write temporary metadata file '%s'", m.tmp)
 		m.discard()
 		return n, m.err
 	}
@@ -60,8 +59,8 @@ func (m *metadataStream) discard() error {
 	}
 	m.file.Close()
 	m.file = nil
-	if err := m.loc.fs.Remove(m.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return wrapf(err, "remove temporary metadata file '%s'", m.tmp)
+	if err := m.loc.s.fs.Remove(m.tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return m.loc.s.errs.Wrap(err, "remove temporary metadata file '%s'", m.tmp)
 	}
 	return nil
 }
@@ -71,8 +70,9 @@ func (m *metadataStream) discard() error {
 // replacing an existing one, and syncs the directory entries.
 func (m *metadataStream) CloseAndFinalize(ctx context.Context) (sdk.CompletedCheckpointStorageLocation, error) {
 	var none sdk.CompletedCheckpointStorageLocation
+	s := m.loc.s
 	if m.done {
-		return none, errorf(errStreamClosed, nil, "finalize metadata in '%s'", m.loc.dir)
+		return none, s.errs.New(errStreamClosed, "finalize metadata in '%s'", m.loc.dir)
 	}
 	m.done = true
 	if m.err != nil {
@@ -80,13 +80,13 @@ func (m *metadataStream) CloseAndFinalize(ctx context.Context) (sdk.CompletedChe
 	}
 	if err := ctx.Err(); err != nil {
 		m.discard()
-		return none, wrapf(err, "finalize metadata in '%s'", m.loc.dir)
+		return none, s.errs.Wrap(err, "finalize metadata in '%s'", m.loc.dir)
 	}
 	if err := m.finalize(); err != nil {
 		m.discard()
 		return none, err
 	}
-	loc, err := completedAt(m.loc.fs, m.loc.dir)
+	loc, err := s.completedAt(m.loc.dir)
 	if err != nil {
 		return none, err
 	}
@@ -96,40 +96,39 @@ func (m *metadataStream) CloseAndFinalize(ctx context.Context) (sdk.CompletedChe
 
 // finalize does the durable, atomic publication of the metadata.
 func (m *metadataStream) finalize() error {
-	store, dir := m.loc.fs, m.loc.dir
+	s, dir := m.loc.s, m.loc.dir
 	syncDirs := []string{dir}
 	if m.loc.sharedDir != dir {
 		syncDirs = append(syncDirs, m.loc.sharedDir)
 	}
 	for _, d := range syncDirs {
-		if err := store.SyncDir(d); err != nil {
-			return wrapf(err, "sync state directory '%s'", d)
+		if err := s.fs.SyncDir(d); err != nil {
+			return s.errs.Wrap(err, "sync state directory '%s'", d)
 		}
 	}
 	if err := m.file.Sync(); err != nil {
-		return wrapf(err, "sync temporary metadata file '%s'", m.tmp)
+		return s.errs.Wrap(err, "sync temporary metadata file '%s'", m.tmp)
 	}
 	f := m.file
 	m.file = nil
 	if err := f.Close(); err != nil {
-		store.Remove(m.tmp)
-		return wrapf(err, "close temporary metadata file '%s'", m.tmp)
+		s.fs.Remove(m.tmp)
+		return s.errs.Wrap(err, "close temporary metadata file '%s'", m.tmp)
 	}
 	final := filepath.Join(dir, layout.MetadataFile)
-	if err := store.RenameNoReplace(m.tmp, final); err != nil {
-		if errors.Is(err, fs.ErrExist) {
-			store.Remove(m.tmp)
-			return wrapf(err, "metadata file '%s' already exists: the checkpoint is already complete", final)
-		}
+	if err := s.fs.RenameNoReplace(m.tmp, final); err != nil {
 		// The temporary file may or may not still exist; remove it either way.
-		store.Remove(m.tmp)
-		return wrapf(err, "publish metadata file '%s'", final)
+		s.fs.Remove(m.tmp)
+		if errors.Is(err, fs.ErrExist) {
+			return s.errs.Wrap(err, "metadata file '%s' already exists: the checkpoint is already complete", final)
+		}
+		return s.errs.Wrap(err, "publish metadata file '%s'", final)
 	}
-	if err := store.SyncDir(dir); err != nil {
-		return wrapf(err, "sync checkpoint directory '%s'", dir)
+	if err := s.fs.SyncDir(dir); err != nil {
+		return s.errs.Wrap(err, "sync checkpoint directory '%s'", dir)
 	}
-	if err := store.SyncDir(filepath.Dir(dir)); err != nil {
-		return wrapf(err, "sync directory '%s'", filepath.Dir(dir))
+	if err := s.fs.SyncDir(filepath.Dir(dir)); err != nil {
+		return s.errs.Wrap(err, "sync directory '%s'", filepath.Dir(dir))
 	}
 	return nil
 }

@@ -1,0 +1,117 @@
+package dirstorage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/layout"
+)
+
+// ResolveCheckpoint implements sdk.CheckpointStorage. The pointer is a chk-N or savepoint
+// directory or its _metadata file, as a path or a URI; nothing complete there is an error
+// wrapping sdk.ErrNotFound that names the pointer.
+func (s *Storage) ResolveCheckpoint(_ context.Context, pointer string) (sdk.CompletedCheckpointStorageLocation, error) {
+	var none sdk.CompletedCheckpointStorageLocation
+	p, err := s.name(pointer)
+	if err != nil {
+		return none, s.errs.Wrap(err, "checkpoint pointer %q", pointer)
+	}
+	info, err := s.fs.Stat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if filepath.Base(p) == layout.MetadataFile {
+			if d, derr := s.fs.Stat(filepath.Dir(p)); derr == nil && d.IsDir {
+				return none, s.missingMetadata(filepath.Dir(p), pointer)
+			}
+		}
+		return none, s.errs.New(sdk.ErrNotFound, "checkpoint pointer %q: no such file or directory '%s'", pointer, p)
+	case err != nil:
+		return none, s.errs.Wrap(err, "checkpoint pointer %q: stat '%s'", pointer, p)
+	case info.IsDir:
+		return s.completedFor(p, pointer)
+	case info.IsRegular:
+		if filepath.Base(p) != layout.MetadataFile {
+			return none, s.errs.New(sdk.ErrInvalidArgument,
+				"checkpoint pointer %q: '%s' is a file but not a checkpoint metadata file (%s); pass the checkpoint directory or its %s file",
+				pointer, p, layout.MetadataFile, layout.MetadataFile)
+		}
+		return s.completedFor(filepath.Dir(p), pointer)
+	default:
+		return none, s.errs.New(sdk.ErrInvalidArgument,
+			"checkpoint pointer %q: '%s' is neither a directory nor a regular file", pointer, p)
+	}
+}
+
+// completedAt returns the completed location whose directory is dir, or an error wrapping
+// sdk.ErrNotFound when dir has no _metadata.
+func (s *Storage) completedAt(dir string) (sdk.CompletedCheckpointStorageLocation, error) {
+	meta := filepath.Join(dir, layout.MetadataFile)
+	info, err := s.fs.Stat(meta)
+	if errors.Is(err, fs.ErrNotExist) {
+		return sdk.CompletedCheckpointStorageLocation{}, s.missingMetadata(dir, dir)
+	}
+	if err != nil {
+		return sdk.CompletedCheckpointStorageLocation{}, s.errs.Wrap(err, "stat metadata file '%s'", meta)
+	}
+	if !info.IsRegular {
+		return sdk.CompletedCheckpointStorageLocation{}, s.errs.New(sdk.ErrInvalidArgument, "metadata '%s' is not a regular file", meta)
+	}
+	id, _ := layout.ParseCheckpointDir(filepath.Base(dir))
+	return sdk.CompletedCheckpointStorageLocation{
+		ExternalPointer: s.pointer(dir),
+		Metadata:        sdk.StreamStateHandle{Ref: s.ref(meta), Size: info.Size, Scope: sdk.ScopeExclusive},
+		CheckpointID:    id,
+		Time:            info.ModTime,
+	}, nil
+}
+
+// completedFor is completedAt for a directory a pointer designates: a missing-metadata
+// error names the pointer too.
+func (s *Storage) completedFor(dir, pointer string) (sdk.CompletedCheckpointStorageLocation, error) {
+	loc, err := s.completedAt(dir)
+	if errors.Is(err, sdk.ErrNotFound) && pointer != dir {
+		return loc, s.missingMetadata(dir, pointer)
+	}
+	return loc, err
+}
+
+// missingMetadata is Flink's error for a checkpoint directory without metadata; it also
+// names the pointer when that is not the directory itself.
+func (s *Storage) missingMetadata(dir, pointer string) error {
+	msg := fmt.Sprintf("Cannot find meta data file '%s' in directory '%s'. Please try to load the checkpoint/savepoint directly from the metadata file instead of the directory.",
+		layout.MetadataFile, dir)
+	if pointer != dir {
+		msg += fmt.Sprintf(" (checkpoint pointer %q)", pointer)
+	}
+	return s.errs.New(sdk.ErrNotFound, "%s", msg)
+}
+
+// DisposeCheckpoint deletes a completed checkpoint or savepoint of any job: its _metadata
+// file first, so that it never resolves again, then its directory and exclusive state. It
+// removes chk-N and savepoint directories only; a missing one is fine.
+func (s *Storage) DisposeCheckpoint(_ context.Context, loc sdk.CompletedCheckpointStorageLocation) error {
+	dir, err := s.name(loc.ExternalPointer)
+	if err != nil {
+		return s.errs.Wrap(err, "dispose checkpoint %q", loc.ExternalPointer)
+	}
+	if filepath.Base(dir) == layout.MetadataFile {
+		dir = filepath.Dir(dir)
+	}
+	name := filepath.Base(dir)
+	if _, ok := layout.ParseCheckpointDir(name); !ok && !layout.IsSavepointDir(name) {
+		return s.errs.New(sdk.ErrInvalidArgument,
+			"refusing to dispose checkpoint %q: '%s' is not a chk-N or savepoint directory", loc.ExternalPointer, dir)
+	}
+	meta := filepath.Join(dir, layout.MetadataFile)
+	if err := s.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return s.errs.Wrap(err, "dispose checkpoint: remove metadata file '%s'", meta)
+	}
+	if err := s.fs.RemoveAll(dir); err != nil {
+		return s.errs.Wrap(err, "dispose checkpoint: remove directory '%s'", dir)
+	}
+	return nil
+}
