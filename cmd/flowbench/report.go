@@ -58,14 +58,12 @@ func (r *report) render(w io.Writer) {
 	}
 }
 
-// grpcMessagesPerRecord is where the report shows, beside the store calls, the gRPC messages
-// a plugin-mode run's state traffic took per record. Counting them needs the message
-// observer sdk/host is getting (a host.Config hook fed by gRPC client interceptors); until
-// runJob passes one to its plugin host and fills variantRuns.grpcMessages, the figure
-// reads "not counted".
+// grpcMessagesPerRecord is the gRPC messages of the state traffic per record, counted by
+// the SDK host's call observer on the plugin process's connection, beside the store calls:
+// "none" in-process, where nothing crosses a boundary.
 func grpcMessagesPerRecord(v *variantRuns) string {
 	if v.grpcMessages == 0 {
-		return "not counted"
+		return "none"
 	}
 	return fmt.Sprintf("%.4f", float64(v.grpcMessages)/float64(v.stats.Records))
 }

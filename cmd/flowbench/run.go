@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	sdkhost "github.com/flowstate/flowstate/sdk/host"
 )
 
 // mode says where the plugins run.
@@ -76,6 +78,24 @@ type runResult struct {
 	stats   dataflow.RunStats
 	cpu     time.Duration // CPU time of the benchmark process and the plugin processes
 	last    *checkpoint.Completed
+	// grpcMessages are the gRPC messages of the state traffic (see stateMessages).
+	grpcMessages int64
+}
+
+// stateMessages counts the gRPC messages of a state backend plugin's state traffic, both
+// ways: what crosses the process boundary per record (the SDK host's call observer).
+type stateMessages struct{ n atomic.Int64 }
+
+// CallDone implements host.CallObserver.
+func (c *stateMessages) CallDone(string, time.Duration, error) {}
+
+// Message implements host.CallObserver: one message of the keyed backends' reads and
+// writes (Get, Write, Scan and the write pipeline), sent or received.
+func (c *stateMessages) Message(method string, _ bool) {
+	switch method {
+	case "StateBackend/Get", "StateBackend/Write", "StateBackend/Scan", "StateBackend/Pipeline":
+		c.n.Add(1)
+	}
 }
 
 // runJob runs job once with the plugins and settings of s.
@@ -92,6 +112,13 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 	cfg.Checkpointing.Interval = s.interval
 	host := newHost(s.pluginDir, s.mode)
 	defer host.Close()
+	var msgs stateMessages
+	host.Observe(func(name string) sdkhost.CallObserver {
+		if name == s.backend {
+			return &msgs
+		}
+		return nil
+	})
 	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
 		return runResult{}, fmt.Errorf("benchmark configuration: %w", err)
 	}
@@ -129,6 +156,7 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 		res.cpu += processCPU(pid)
 	}
 	res.stats = *stats
+	res.grpcMessages = msgs.n.Load()
 	return res, nil
 }
 

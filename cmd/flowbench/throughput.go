@@ -14,8 +14,8 @@ type variantRuns struct {
 	rate      []float64 // records per second
 	cpuPerRec []float64 // CPU microseconds per record, every process involved
 	stats     dataflow.RunStats
-	// grpcMessages is the number of gRPC messages the last run's state traffic took, 0
-	// while nothing counts them (see grpcMessagesPerRecord).
+	// grpcMessages is the number of gRPC messages the last run's state traffic took across
+	// the plugin boundary; 0 in-process, where there are none.
 	grpcMessages int64
 }
 
@@ -66,6 +66,7 @@ func (b *bench) throughput(ctx context.Context, backend string, deadline time.Ti
 			v.rate = append(v.rate, float64(r.stats.Records)/r.elapsed.Seconds())
 			v.cpuPerRec = append(v.cpuPerRec, float64(r.cpu.Microseconds())/float64(r.stats.Records))
 			v.stats = r.stats
+			v.grpcMessages = r.grpcMessages
 			b.logf("aggregate %s %-10s round %d: %s records/s (%s)", backend, m, round+1, human(v.rate[len(v.rate)-1]), r.elapsed.Round(time.Millisecond))
 		}
 		res.rounds = round + 1
