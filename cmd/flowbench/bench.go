@@ -52,10 +52,9 @@ func quickSettings() settings {
 
 // bench runs the phases and collects the report.
 type bench struct {
-	s      settings
-	start  time.Time
-	log    io.Writer
-	report *report
+	s     settings
+	start time.Time
+	log   io.Writer
 }
 
 // logf prints a progress line with the time since the start.

@@ -33,9 +33,6 @@ type report struct {
 	failures   map[string]error // phase name -> why it has no figures
 }
 
-// row is one line of the targets table.
-type row struct{ item, figure, measured string }
-
 // render writes the generated markdown.
 func (r *report) render(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }

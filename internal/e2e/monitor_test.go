@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -181,5 +180,5 @@ func TestMetricsAndCheckpointStatistics(t *testing.T) {
 	if err := r.wait(t, time.Minute); err != nil {
 		t.Fatalf("runner after stop: %v\n%s", err, tail(r.out.String(), 20))
 	}
-	t.Log(fmt.Sprintf("completed %v -> %v, failed %v; %d checkpoints matched checkpoints list", first, completed, failed, matched))
+	t.Logf("completed %v -> %v, failed %v; %d checkpoints matched checkpoints list", first, completed, failed, matched)
 }

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -108,7 +107,7 @@ func TestWebPageOfARunningJob(t *testing.T) {
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	t.Log(fmt.Sprintf("screenshot of the running job's page: %s (%d bytes)", shot, len(png)))
+	t.Logf("screenshot of the running job's page: %s (%d bytes)", shot, len(png))
 	if os.Getenv("FLOWSTATE_UPDATE_SCREENSHOT") == "1" {
 		docs := filepath.Join("..", "..", "docs", "images", "web-ui.png")
 		if err := os.WriteFile(docs, png, 0o644); err != nil {

@@ -10,6 +10,7 @@ import (
 	"context"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 // Access returns wrapper, implementing in addition each optional interface of a
@@ -80,21 +81,21 @@ func pick[I any](wrapper, inner any) (I, bool) {
 	return i, ok
 }
 
-// Keyed returns wrapper, implementing in addition sdk.PipelinedWriter when wrapper or inner
+// Keyed returns wrapper, implementing in addition host.PipelinedWriter when wrapper or inner
 // does. When only inner does, the pipelined calls go through wrapper's Write and Get, one
 // at a time, so that the faults wrapper injects there apply to them too: the runner then
 // pipelines to the wrapper as it pipelines to a plugin process, without the gRPC stream
 // of inner.
 func Keyed(wrapper, inner sdk.KeyedStateBackend) sdk.KeyedStateBackend {
-	if _, ok := wrapper.(sdk.PipelinedWriter); ok {
+	if _, ok := wrapper.(host.PipelinedWriter); ok {
 		return wrapper
 	}
-	if _, ok := inner.(sdk.PipelinedWriter); !ok {
+	if _, ok := inner.(host.PipelinedWriter); !ok {
 		return wrapper
 	}
 	return struct {
 		sdk.KeyedStateBackend
-		sdk.PipelinedWriter
+		host.PipelinedWriter
 	}{wrapper, &through{kb: wrapper}}
 }
 
@@ -106,7 +107,7 @@ type through struct {
 	failed error
 }
 
-// StartWrite implements sdk.PipelinedWriter.
+// StartWrite implements host.PipelinedWriter.
 func (t *through) StartWrite(ctx context.Context, mutations []sdk.Mutation) func() error {
 	if t.failed == nil {
 		t.failed = t.kb.Write(ctx, mutations)
@@ -115,7 +116,7 @@ func (t *through) StartWrite(ctx context.Context, mutations []sdk.Mutation) func
 	return func() error { return err }
 }
 
-// StartRead implements sdk.PipelinedWriter.
+// StartRead implements host.PipelinedWriter.
 func (t *through) StartRead(ctx context.Context, keys [][]byte) func() ([][]byte, error) {
 	values, err := t.kb.Get(ctx, keys)
 	return func() ([][]byte, error) { return values, err }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 type (
@@ -141,7 +142,7 @@ func (f *failSecond) Write(ctx context.Context, m []sdk.Mutation) error {
 func TestKeyedPipelinesThroughTheWrapper(t *testing.T) {
 	inner := &pipelined{}
 	got := Keyed(&failSecond{KeyedStateBackend: inner}, inner)
-	pw, ok := got.(sdk.PipelinedWriter)
+	pw, ok := got.(host.PipelinedWriter)
 	if !ok {
 		t.Fatal("the pipeline of the inner backend was dropped")
 	}
@@ -153,7 +154,7 @@ func TestKeyedPipelinesThroughTheWrapper(t *testing.T) {
 	if errs[0] != nil || errs[1] == nil || errs[2] == nil || inner.writes != 1 {
 		t.Fatalf("write outcomes %v with %d applied; want ok, the injected failure twice, 1 applied", errs, inner.writes)
 	}
-	if _, ok := Keyed(&failSecond{}, &failSecond{}).(sdk.PipelinedWriter); ok {
+	if _, ok := Keyed(&failSecond{}, &failSecond{}).(host.PipelinedWriter); ok {
 		t.Fatal("a backend without a pipeline got one")
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
 	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 // Names of the built-in plugins, as their packages declare them.
@@ -74,7 +75,7 @@ func table(entries ...entry) map[string]Plugin {
 	for _, e := range entries {
 		p := e.new()
 		info := p.PluginInfo()
-		out[info.Name] = Plugin{Info: info, Kinds: sdk.KindsOf(p), Options: e.options, New: e.new}
+		out[info.Name] = Plugin{Info: info, Kinds: host.KindsOf(p), Options: e.options, New: e.new}
 	}
 	return out
 }

@@ -188,7 +188,7 @@ func (p *parser) value(s spelling) (any, error) {
 	if s.info.scope != scopeNone {
 		if isPathOption(s.info.option) {
 			if s.info.alias && strings.Contains(raw, ",") {
-				return nil, fmt.Errorf("Flink's list of directories: %s takes one directory, give one", s.info.canonical)
+				return nil, fmt.Errorf("a list of directories, as Flink takes: %s takes one directory, give one", s.info.canonical)
 			}
 			return resolvePath(raw, base)
 		}

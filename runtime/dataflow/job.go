@@ -225,13 +225,3 @@ func (j *Job) Validate() error {
 	}
 	return errors.Join(errs...)
 }
-
-// hasKeyedState reports whether any stage keeps keyed state.
-func (j *Job) hasKeyedState() bool {
-	for _, st := range j.stages[1:] {
-		if len(st.states) > 0 {
-			return true
-		}
-	}
-	return false
-}

@@ -32,9 +32,6 @@ type Instance struct {
 	generation int    // how many times the plugin was started
 }
 
-// neverDone is the Done channel of builtins: they exit with the runner.
-var neverDone = make(chan struct{})
-
 func (in *Instance) start(ctx context.Context) error {
 	if in.builtin != nil {
 		impl := in.builtin()

@@ -39,3 +39,9 @@ func TestBenchHelpers(t *testing.T) {
 		t.Fatalf("handles %+v, want one whose stream has Size %d", handles, d.Bytes())
 	}
 }
+
+// BenchmarkRefBackend runs the kit's benchmarks on the reference backend, in-process: the
+// baseline a plugin's own BenchStateBackend compares with.
+func BenchmarkRefBackend(b *testing.B) {
+	BenchStateBackend(b, func(*testing.B) sdk.StateBackend { return ref.Backend{} })
+}

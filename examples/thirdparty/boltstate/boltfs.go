@@ -302,9 +302,11 @@ func (f boltFS) RemoveAll(name string) error {
 			doomed = append(doomed, []byte(key))
 		}
 		for _, k := range doomed {
-			if err := tree.DeleteBucket(k); errors.Is(err, bolterrors.ErrIncompatibleValue) {
+			err := tree.DeleteBucket(k)
+			if errors.Is(err, bolterrors.ErrIncompatibleValue) { // a file, not a directory
 				err = tree.Delete(k)
-			} else if err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
+			}
+			if err != nil && !errors.Is(err, bolterrors.ErrBucketNotFound) {
 				return err
 			}
 		}

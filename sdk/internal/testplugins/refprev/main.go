@@ -34,5 +34,8 @@ func main() {
 		}
 	}
 	wire.Announced = a
-	sdk.Serve(ref.NewPlugin(), sdk.ServeOpts{ProtocolVersions: []int{1}})
+	// Written as a plugin of the previous release was: with ServeWithOptions, which stays
+	// for one release (the stability promise).
+	//lint:ignore SA1019 the previous release's name is the point
+	sdk.ServeWithOptions(ref.NewPlugin(), sdk.ServeOpts{ProtocolVersions: []int{1}})
 }
