@@ -114,7 +114,9 @@ func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, sto
 	if err != nil {
 		return err
 	}
+	done := followSavepoint(cmd.Context(), to, newLogger(g))
 	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop})
+	done(err)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}

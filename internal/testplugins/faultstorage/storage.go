@@ -115,6 +115,16 @@ func (a *access) InitializeLocationForCheckpoint(ctx context.Context, id int64) 
 	return &location{CheckpointStorageLocation: loc, id: id, faults: a.faults}, nil
 }
 
+// InitializeLocationForSavepoint implements sdk.CheckpointStorageAccess: savepoints get
+// the same faults as checkpoints.
+func (a *access) InitializeLocationForSavepoint(ctx context.Context, id int64, target string) (sdk.CheckpointStorageLocation, error) {
+	loc, err := a.CheckpointStorageAccess.InitializeLocationForSavepoint(ctx, id, target)
+	if err != nil {
+		return nil, err
+	}
+	return &location{CheckpointStorageLocation: loc, id: id, faults: a.faults}, nil
+}
+
 // location delays the streams of one checkpoint.
 type location struct {
 	sdk.CheckpointStorageLocation
