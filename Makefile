@@ -58,10 +58,11 @@ lint: tools
 
 # The S3 tests run against a real S3-compatible server that scripts/with-s3.sh builds (once,
 # cached outside the repository) and starts on 127.0.0.1 for the duration of the tests. The
-# root module and the SDK's run under the race detector (about 8 minutes on 2 cores);
-# internal/deps fails on any import that crosses the parts' boundaries.
+# root module and the SDK's run under the race detector; the long end-to-end tests, which
+# mostly wait on rate-limited jobs, run three at a time (-parallel 3). internal/deps fails on
+# any import that crosses the parts' boundaries.
 test: build fmt-check vet lint
-	./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 15m ./...
+	./scripts/with-s3.sh $(GO) test -race -count=1 -parallel 3 -timeout 15m ./...
 	$(GO) -C sdk test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory fuzz
 	$(GO) -C examples/thirdparty vet ./...

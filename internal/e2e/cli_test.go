@@ -16,6 +16,7 @@ import (
 // TestCheckpointsListAndBadPointer runs a job to the end, lists its retained checkpoints
 // as JSON, and checks that a pointer to nothing is refused with an error naming it.
 func TestCheckpointsListAndBadPointer(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 20000, nil)
 	s.edit(t, map[string]any{"execution.checkpointing.num-retained": 3})
 	r := s.run(t)

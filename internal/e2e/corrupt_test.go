@@ -91,6 +91,7 @@ func flipByte(t *testing.T, path string, at func(size int) int) {
 // damaged checkpoint, restores the previous one and the job finishes; and `--from` the
 // damaged checkpoint itself fails with an error naming what is wrong, never restoring it.
 func TestFromLatestSkipsDamagedCheckpoints(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	damage := map[string]func(t *testing.T, dir string){
 		"metadata-bit-flip": func(t *testing.T, dir string) {
 			flipByte(t, filepath.Join(dir, "_metadata"), func(n int) int { return n / 2 })

@@ -134,6 +134,7 @@ func tail(s string, n int) string {
 // with SIGKILL at random moments of a word count and checks that the committed output
 // equals the failure-free result: for every word, the counts 1..N each exactly once.
 func TestCrashRecovery(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	seed := time.Now().UnixNano()
 	t.Logf("random seed %d", seed)
 	rng := rand.New(rand.NewSource(seed))

@@ -100,6 +100,7 @@ func TestAnotherJobOnTheSameOutputIsRefused(t *testing.T) {
 // --from latest` takes the job over once the dead runner's lease expired, says whose
 // lease it took, and the output is exact.
 func TestTakeoverAfterKill(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, nil)
 	a := s.run(t)
 	waitFor(t, a, "checkpoint complete", time.Minute)
@@ -124,6 +125,7 @@ func TestTakeoverAfterKill(t *testing.T) {
 // lease, without completing a checkpoint or committing anything more: the output is
 // exact. It runs with checkpoints on the local disk and on S3.
 func TestFrozenRunnerIsFenced(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	for _, storage := range []string{"file", "s3"} {
 		t.Run(storage, func(t *testing.T) {
 			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 3000, nil)
@@ -199,6 +201,7 @@ func TestStopOfAnotherJobIsRefused(t *testing.T) {
 // with each configuration reaches its own job (the savepoint lands in that job's
 // savepoint directory), and both outputs are exact.
 func TestTwoJobsSideBySide(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	var setups []*wordcountSetup
 	var runners []*runner
 	for _, name := range []string{"alpha", "beta"} {

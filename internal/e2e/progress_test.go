@@ -23,6 +23,7 @@ var progressDone = regexp.MustCompile(`(restore|savepoint): done, [0-9.]+ [KMG]?
 // with a line that counts them (log lines: the output is not a terminal). The byte counts
 // are those of the savepoint's state, as `checkpoints inspect` reads it back.
 func TestLongOperationsShowProgress(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	dir := t.TempDir()
 	input, cfg := filepath.Join(dir, "in.txt"), filepath.Join(dir, "c.yaml")
 	if err := wordcheck.WriteText(input, 4<<20, 20000, 4); err != nil {

@@ -137,6 +137,7 @@ var movedLine = regexp.MustCompile(`moved aside (\d+) output files committed aft
 // is moved aside (the runner says how many files) and the committed output afterwards
 // equals a failure-free run's.
 func TestOlderRestoresNeverDoubleOutput(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	cases := []struct {
 		name string
 		// damage breaks the newest checkpoint dirs[len-1] and returns the --from value.

@@ -30,6 +30,7 @@ const (
 // 1..k exactly once (nothing duplicated, nothing skipped); at the end of each run it
 // equals the failure-free result. FLOWSTATE_SOAK_KILLS raises the kills per case.
 func TestCrashLoop(t *testing.T) {
+	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	storages := []string{"file"}
 	if os.Getenv(envS3) != "" {
 		storages = append(storages, "s3")
