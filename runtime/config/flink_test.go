@@ -237,7 +237,7 @@ state.backend.rocksdb.checkpointdir: ldb
 	wantContains(t, strings.Join(c.Deprecations, "\n"), "config.yaml:7: state.backend.rocksdb.checkpointdir is deprecated: use state.backend.rocksdb.localdir")
 	wantEqual(t, "option key of a plugin error", c.OptionKey(LevelDB, "block-cache-size"), "state.backend.rocksdb.block.cache-size")
 	wantContains(t, parseErr(t, "state.backend.type: rocksdb\nstate.backend.rocksdb.localdir: /a,/b\n"),
-		`config.yaml:2: state.backend.rocksdb.localdir: bad value "/a,/b": Flink's list of directories: state.backend.leveldb.localdir takes one directory`)
+		`config.yaml:2: state.backend.rocksdb.localdir: bad value "/a,/b": a list of directories, as Flink takes: state.backend.leveldb.localdir takes one directory`)
 	c = mustResolve(t, "state.backend.type: hashmap\nstate.backend.rocksdb.thread.num: 8\nstate.backend.rocksdb.localdir: /x\n")
 	w := strings.Join(c.Warnings, "\n")
 	wantContains(t, w, "config.yaml:2: state.backend.rocksdb.thread.num is ignored: the state backend is hashmap, not rocksdb (leveldb)",
