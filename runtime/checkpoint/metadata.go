@@ -52,6 +52,11 @@ type OperatorState struct {
 	// States are the keyed states the operator declared, with their types.
 	States   []StateShape   `json:"states,omitempty"`
 	Subtasks []SubtaskState `json:"subtasks"`
+	// Finished says every subtask of the operator had ended its input when the checkpoint
+	// was taken: it is a job's final checkpoint (its input ended, or `runner stop --drain`
+	// ended it), or one of a job restored from such a checkpoint. A restored job does not
+	// run a finished source again (Flink's finished operators, FLIP-147).
+	Finished bool `json:"finished,omitempty"`
 }
 
 // SubtaskState is the state of one subtask: small operator state (source offsets, sink
