@@ -19,7 +19,8 @@ type Event struct {
 }
 
 // Generator emits Records events deterministically: event i has key "k<h(i) mod Keys>"
-// and value i mod 100. Subtask s of p emits the events i = s, s+p, s+2p, ... A subtask's
+// and value i mod 100, where h(i) = x xor (x >> 29) for x = i * 0x9E3779B97F4A7C15 in
+// unsigned 64-bit arithmetic. Subtask s of p emits the events i = s, s+p, s+2p, ... A subtask's
 // position is the list of arithmetic progressions of events it has still to emit (next
 // event, stride), so replay after a restore produces the same events, and a job restored
 // with another parallelism deals the progressions out again, splitting them when there
