@@ -52,10 +52,10 @@ type OperatorState struct {
 	// States are the keyed states the operator declared, with their types.
 	States   []StateShape   `json:"states,omitempty"`
 	Subtasks []SubtaskState `json:"subtasks"`
-	// Finished says every subtask of the operator had ended its input when the checkpoint
-	// was taken: it is a job's final checkpoint (its input ended, or `runner stop --drain`
-	// ended it), or one of a job restored from such a checkpoint. A restored job does not
-	// run a finished source again (Flink's finished operators, FLIP-147).
+	// Finished says the operator, a source, had ended its input for good when the
+	// checkpoint was taken: it is the savepoint of `runner stop --drain`, or a checkpoint of
+	// a job restored from one. A restored job does not run a finished source again (Flink's
+	// finished operators, FLIP-147).
 	Finished bool `json:"finished,omitempty"`
 }
 

@@ -401,8 +401,8 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	for _, op := range order {
 		m.Operators = append(m.Operators, *byOp[op])
 	}
-	if p.final || a.finishedSource {
-		a.markFinished(m)
+	if p.final && p.request != nil || a.finishedSource {
+		a.markFinished(m) // a drain's savepoint, or a checkpoint of a job restored from one
 	}
 	a.job.Shape().Record(m)
 	var prev *checkpoint.Metadata

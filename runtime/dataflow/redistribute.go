@@ -79,8 +79,10 @@ func (a *attempt) restoredFinished() bool {
 	return os != nil && os.Finished
 }
 
-// markFinished records in m that the job's source has finished: m is the final checkpoint,
-// or the attempt restored a finished source.
+// markFinished records in m that the job's source has finished: m is the savepoint of a
+// drain, or a checkpoint of an attempt that restored a finished source. (The final
+// checkpoint of a job whose input ended is not marked: its positions are at the end of the
+// input, and a job restored from it reads what the input gained since.)
 func (a *attempt) markFinished(m *checkpoint.Metadata) {
 	if os := m.Operator(a.job.sourceID); os != nil {
 		os.Finished = true
