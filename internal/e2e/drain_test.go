@@ -41,24 +41,13 @@ var finishedLine = regexp.MustCompile(`finished in \S+: (\d+) records`)
 // the input was not read to its end. Resumed from the savepoint, the job finishes at once,
 // processes nothing and commits nothing more.
 func TestStopDrainCommitsWhatWasReadAndFinishes(t *testing.T) {
-	dir := t.TempDir()
-	input := filepath.Join(dir, "input.txt")
-	if err := wordcheck.WriteText(input, 3<<20, 20000, 9); err != nil {
-		t.Fatal(err)
-	}
-	full, err := wordcheck.Expected(input)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := newRescaleJob(t, "hashmap", map[string]any{
-		"job.type": "wordcount", "job.input": input, "job.rate": 8000, "job.parallelism": 2,
-	})
+	j, input, full := newRescaleWordcount(t, 9)
 	r := j.run(t)
 	if !r.owns(t) {
 		t.Fatalf("the job did not start:\n%s", tail(r.out.String(), 20))
 	}
 	waitFor(t, r, "checkpoint complete", time.Minute)
-	target := filepath.Join(dir, "drained")
+	target := filepath.Join(j.dir, "drained")
 	out, err := runnerCmd(t, "stop", "--config", j.config, "--plugin-dir", testbin.PluginDir(t), "--drain", "--savepoint-path", target)
 	if err != nil {
 		t.Fatalf("stop --drain: %v\nrunner:\n%s", err, tail(r.out.String(), 30))
@@ -210,19 +199,8 @@ func TestCustomJobSavepointAndStop(t *testing.T) {
 		"execution.checkpointing.savepoint-dir": filepath.Join(dir, "savepoints"),
 	})
 	job := func(extra ...string) *runner {
-		r := &runner{done: make(chan struct{})}
-		r.cmd = exec.Command(bin, append([]string{"-input", input, "-output", output, "-checkpoints", checkpoints,
+		return startProcess(t, bin, append([]string{"-input", input, "-output", output, "-checkpoints", checkpoints,
 			"-config", config, "-parallelism", "2", "-interval", "100ms"}, extra...)...)
-		r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
-		if err := r.cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		go func() { r.err = r.cmd.Wait(); close(r.done) }()
-		t.Cleanup(func() {
-			r.cmd.Process.Kill()
-			<-r.done
-		})
-		return r
 	}
 	control := func(r *runner, args ...string) string {
 		t.Helper()

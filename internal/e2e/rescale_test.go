@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -55,26 +54,15 @@ func (j *rescaleJob) run(t *testing.T, extra ...string) *runner {
 	return startRunner(t, append([]string{"run", "--config", j.config, "--plugin-dir", testbin.PluginDir(t)}, extra...)...)
 }
 
-// runWhenFree starts a runner of the job. While it is refused because the lease of a
-// runner killed before is live, it starts it again once that lease expires, as the
-// refusal says.
+// runWhenFree starts a runner of the job once the lease of a runner killed before has
+// expired (see whenFree), and fails the test if it does not take the job.
 func (j *rescaleJob) runWhenFree(t *testing.T, extra ...string) *runner {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		r := j.run(t, extra...)
-		if r.owns(t) {
-			return r
-		}
-		m := refusedLine.FindStringSubmatch(r.out.String())
-		if m == nil || attempt == 20 {
-			t.Fatalf("the runner neither took the job nor was refused for a live lease:\n%s", tail(r.out.String(), 20))
-		}
-		wait, err := time.ParseDuration(m[1])
-		if err != nil {
-			t.Fatalf("refusal %q: %v", m[0], err)
-		}
-		time.Sleep(wait + 50*time.Millisecond) // the killed runner's lease expires then
+	r := whenFree(t, func() *runner { return j.run(t, extra...) })
+	if !r.owns(t) {
+		t.Fatalf("the runner did not take the job:\n%s", tail(r.out.String(), 20))
 	}
+	return r
 }
 
 var checkpointLine = regexp.MustCompile(`checkpoint complete: id=(\d+) savepoint=false`)
@@ -140,13 +128,13 @@ func (j *rescaleJob) rescaleAfterKills(t *testing.T, backend string, ps ...int) 
 	}
 }
 
-// TestWordCountRescaledAfterKills kills a word count at parallelism 2 with SIGKILL after a
-// few checkpoints, resumes it at 3 (`runner run -p 3 --from latest`), kills it again and
-// resumes it at 1: the committed output is exactly the failure-free one.
-func TestWordCountRescaledAfterKills(t *testing.T) {
-	dir := t.TempDir()
-	input := filepath.Join(dir, "input.txt")
-	if err := wordcheck.WriteText(input, 3<<20, 20000, 5); err != nil {
+// newRescaleWordcount writes 3 MiB of text (seed picks it) and the configuration of a
+// word count over it at parallelism 2, reading 8000 lines a second (about 7 s for the
+// input); it returns the job, its input and the input's word counts.
+func newRescaleWordcount(t *testing.T, seed int64) (*rescaleJob, string, map[string]int64) {
+	t.Helper()
+	input := filepath.Join(t.TempDir(), "input.txt")
+	if err := wordcheck.WriteText(input, 3<<20, 20000, seed); err != nil {
 		t.Fatal(err)
 	}
 	expected, err := wordcheck.Expected(input)
@@ -156,6 +144,14 @@ func TestWordCountRescaledAfterKills(t *testing.T) {
 	j := newRescaleJob(t, "hashmap", map[string]any{
 		"job.type": "wordcount", "job.input": input, "job.rate": 8000, "job.parallelism": 2,
 	})
+	return j, input, expected
+}
+
+// TestWordCountRescaledAfterKills kills a word count at parallelism 2 with SIGKILL after a
+// few checkpoints, resumes it at 3 (`runner run -p 3 --from latest`), kills it again and
+// resumes it at 1: the committed output is exactly the failure-free one.
+func TestWordCountRescaledAfterKills(t *testing.T) {
+	j, _, expected := newRescaleWordcount(t, 5)
 	j.rescaleAfterKills(t, "hashmap", 2, 3, 1)
 	if err := wordcheck.Check(expected, j.output); err != nil {
 		t.Fatal(err)
@@ -188,27 +184,9 @@ func TestAggregateRescaledAfterKills(t *testing.T) {
 
 // checkSums checks the committed running sums in dir against the values of each key.
 func checkSums(want map[string][]int64, dir string) error {
-	files, err := filepath.Glob(filepath.Join(dir, "part-*"))
+	sums, _, _, err := wordcheck.Committed(dir)
 	if err != nil {
 		return err
-	}
-	sums := map[string][]int64{}
-	for _, f := range files {
-		fh, err := os.Open(f)
-		if err != nil {
-			return err
-		}
-		sc := bufio.NewScanner(fh)
-		for sc.Scan() {
-			k, v, ok := strings.Cut(sc.Text(), "\t")
-			n, err := strconv.ParseInt(v, 10, 64)
-			if !ok || err != nil {
-				fh.Close()
-				return fmt.Errorf("%s: malformed line %q", f, sc.Text())
-			}
-			sums[k] = append(sums[k], n)
-		}
-		fh.Close()
 	}
 	for k, values := range want {
 		got := sums[k]

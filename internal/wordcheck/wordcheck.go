@@ -122,30 +122,42 @@ func CheckAtLeastOnce(expected map[string]int64, dir string) error {
 	return check(expected, dir, true)
 }
 
-func check(expected map[string]int64, dir string, atLeastOnce bool) error {
-	files, err := committed(dir)
+// Committed reads the committed output in dir, lines "key<TAB>number", into the numbers
+// of each key (in no particular order); it also returns how many lines and files it read.
+func Committed(dir string) (values map[string][]int64, lines, files int, err error) {
+	paths, err := committed(dir)
 	if err != nil {
-		return err
+		return nil, 0, 0, err
 	}
-	seen := map[string][]int64{}
-	lines := 0
-	for _, f := range files {
+	values = map[string][]int64{}
+	for _, f := range paths {
 		fh, err := os.Open(f)
 		if err != nil {
-			return err
+			return nil, 0, 0, err
 		}
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
 			lines++
-			word, n, ok := strings.Cut(sc.Text(), "\t")
+			key, n, ok := strings.Cut(sc.Text(), "\t")
 			c, err := strconv.ParseInt(n, 10, 64)
 			if !ok || err != nil {
 				fh.Close()
-				return fmt.Errorf("%s: malformed line %q", f, sc.Text())
+				return nil, 0, 0, fmt.Errorf("%s: malformed line %q", f, sc.Text())
 			}
-			seen[word] = append(seen[word], c)
+			values[key] = append(values[key], c)
 		}
 		fh.Close()
+		if err := sc.Err(); err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return values, lines, len(paths), nil
+}
+
+func check(expected map[string]int64, dir string, atLeastOnce bool) error {
+	seen, lines, files, err := Committed(dir)
+	if err != nil {
+		return err
 	}
 	var problems []string
 	for w, want := range expected {
@@ -173,7 +185,7 @@ func check(expected map[string]int64, dir string, atLeastOnce bool) error {
 		if len(problems) > 5 {
 			problems = append(problems[:5], fmt.Sprintf("... and %d more", len(problems)-5))
 		}
-		return fmt.Errorf("output (%d lines in %d files) differs from the input's counts:\n  %s", lines, len(files), strings.Join(problems, "\n  "))
+		return fmt.Errorf("output (%d lines in %d files) differs from the input's counts:\n  %s", lines, files, strings.Join(problems, "\n  "))
 	}
 	return nil
 }
