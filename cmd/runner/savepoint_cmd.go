@@ -29,7 +29,7 @@ with 'runner run --from POINTER'. It goes to --target, or to execution.checkpoin
 			if dispose != "" {
 				return disposeCheckpoint(cmd, g, file, dispose, force)
 			}
-			return savepoint(cmd, g, file, job, target, false)
+			return savepoint(cmd, g, file, job, target, false, false)
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
@@ -42,20 +42,26 @@ with 'runner run --from POINTER'. It goes to --target, or to execution.checkpoin
 
 func newStopCmd(g *globalFlags) *cobra.Command {
 	var file, job, target string
-	var withSavepoint bool
+	var withSavepoint, drain bool
 	cmd := &cobra.Command{
-		Use:   "stop --config FILE [--savepoint [--target DIR]]",
-		Short: "Stop the running job, with a savepoint if asked",
+		Use:   "stop --config FILE [--savepoint | --drain] [--savepoint-path DIR]",
+		Short: "Stop the running job, with a savepoint if asked, or drain it",
 		Long: `Stop the job running with this configuration. With --savepoint the job takes a savepoint
 first and stops once it is complete; the savepoint's pointer is printed as the last line.
-Without it the job is cancelled, and stop waits (up to 15 s) until the runner has ended: it
+With --drain (Flink's stop --drain) the sources end their input where they are, every record
+they read is processed and committed, and the job's final checkpoint is a savepoint; the job
+finishes (its runner exits 0), and stop prints the savepoint's pointer as the last line once
+the output is committed and the runner has ended. A job restored from that savepoint
+finishes at once: its sources are finished. Either savepoint goes to --savepoint-path, or to
+execution.checkpointing.savepoint-dir.
+Without either the job is cancelled, and stop waits (up to 15 s) until the runner has ended: it
 says "job cancelled" only then, and fails if the runner still answers. The runner itself ends
 within 10 s, killing plugins that hold the job up. The job can resume from its latest
 checkpoint with --from latest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if withSavepoint {
-				return savepoint(cmd, g, file, job, target, true)
+			if withSavepoint || drain {
+				return savepoint(cmd, g, file, job, target, true, drain)
 			}
 			to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 			if err != nil {
@@ -75,7 +81,10 @@ checkpoint with --from latest.`,
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
 	cmd.Flags().StringVar(&job, "job", "", "the job's name (default: job.name of the configuration; a custom Go job's name)")
 	cmd.Flags().BoolVar(&withSavepoint, "savepoint", false, "take a savepoint before stopping")
-	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
+	cmd.Flags().BoolVar(&drain, "drain", false, "end the sources' input, process and commit every record read, then take the final savepoint")
+	cmd.Flags().StringVar(&target, "savepoint-path", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
+	cmd.Flags().StringVar(&target, "target", "", "savepoint directory")
+	cmd.Flags().MarkDeprecated("target", "use --savepoint-path")
 	return cmd
 }
 
@@ -103,22 +112,30 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("the job did not end: its runner still answers at %s %s after it was asked to cancel; see its log", addr, within)
+			return fmt.Errorf("the job did not end: its runner still answers at %s %s after it was asked to stop; see its log", addr, within)
 		case <-tick.C:
 		}
 	}
 }
 
-func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop bool) error {
+// savepoint takes a savepoint of the job (stop: then stops it; drain: drains it first and
+// waits until its runner has ended) and prints its pointer as the last line.
+func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop, drain bool) error {
 	to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 	if err != nil {
 		return err
 	}
 	done := followSavepoint(cmd.Context(), to, newLogger(g))
-	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop})
+	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain})
 	done(err)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
+	}
+	if drain {
+		if err := waitEnded(cmd.Context(), to.addr, stopWait); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "job drained: its output is committed and its runner at %s has ended; its final savepoint:\n", to.addr)
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), ptr)
 	return nil

@@ -48,8 +48,16 @@ func (r *runner) owns(t *testing.T) bool {
 // the refusal says.
 func (s *wordcountSetup) runWhenFree(t *testing.T, extra ...string) *runner {
 	t.Helper()
+	return whenFree(t, func() *runner { return s.run(t, extra...) })
+}
+
+// whenFree starts a runner with start. While it is refused because the lease of a runner
+// killed or frozen before is live, it starts it again once that lease expires, as the
+// refusal says. A runner that failed for another reason is returned as it is.
+func whenFree(t *testing.T, start func() *runner) *runner {
+	t.Helper()
 	for attempt := 1; ; attempt++ {
-		r := s.run(t, extra...)
+		r := start()
 		if r.owns(t) {
 			return r
 		}

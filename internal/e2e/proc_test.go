@@ -123,8 +123,15 @@ func (b *syncBuffer) String() string {
 
 func startRunner(t *testing.T, args ...string) *runner {
 	t.Helper()
+	return startProcess(t, testbin.Runner(t), args...)
+}
+
+// startProcess starts the program at path with args, its output collected, killed when
+// the test ends.
+func startProcess(t *testing.T, path string, args ...string) *runner {
+	t.Helper()
 	r := &runner{done: make(chan struct{})}
-	r.cmd = exec.Command(testbin.Runner(t), args...)
+	r.cmd = exec.Command(path, args...)
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

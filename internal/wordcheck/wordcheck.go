@@ -10,7 +10,9 @@ package wordcheck
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -21,7 +23,41 @@ import (
 )
 
 // Expected counts the words of every file under input (a file or a directory).
-func Expected(input string) (map[string]int64, error) {
+func Expected(input string) (map[string]int64, error) { return ExpectedExcept(input, nil) }
+
+// Unread is what a text source had not read of a file when it stopped: the lines that
+// start in the byte range [Start, End) of File.
+type Unread struct {
+	File       string
+	Start, End int64
+}
+
+// UnreadFrom decodes the positions of a text source's subtasks into what they had not
+// read. A position is, as connectors.TextFiles documents it, the list of the subtask's
+// unfinished splits, {"splits": [{"file", "start", "end", "offset"}]}, file relative to
+// input ("." when input is the file) and offset the next byte to read.
+func UnreadFrom(input string, positions [][]byte) ([]Unread, error) {
+	var out []Unread
+	for i, pos := range positions {
+		var p struct {
+			Splits *[]struct {
+				File               string
+				Start, End, Offset int64
+			}
+		}
+		if err := json.Unmarshal(pos, &p); err != nil || p.Splits == nil {
+			return nil, fmt.Errorf("position %d %q: not a list of splits (%v)", i, pos, err)
+		}
+		for _, sp := range *p.Splits {
+			out = append(out, Unread{File: filepath.Join(input, sp.File), Start: sp.Offset, End: sp.End})
+		}
+	}
+	return out, nil
+}
+
+// ExpectedExcept counts the words of every file under input, except in the lines that
+// start in an unread range.
+func ExpectedExcept(input string, unread []Unread) (map[string]int64, error) {
 	files := []string{input}
 	if fi, err := os.Stat(input); err != nil {
 		return nil, err
@@ -39,21 +75,37 @@ func Expected(input string) (map[string]int64, error) {
 	}
 	counts := map[string]int64{}
 	for _, f := range files {
+		skip := func(at int64) bool {
+			for _, u := range unread {
+				if u.File == f && at >= u.Start && at < u.End {
+					return true
+				}
+			}
+			return false
+		}
 		fh, err := os.Open(f)
 		if err != nil {
 			return nil, err
 		}
-		sc := bufio.NewScanner(fh)
-		sc.Buffer(make([]byte, 1<<20), 1<<30)
-		for sc.Scan() {
-			for _, w := range wordRE.FindAllString(sc.Text(), -1) {
-				counts[strings.ToLower(w)]++
+		br := bufio.NewReaderSize(fh, 1<<20)
+		var at int64
+		for {
+			line, err := br.ReadString('\n')
+			if len(line) > 0 && !skip(at) {
+				for _, w := range wordRE.FindAllString(line, -1) {
+					counts[strings.ToLower(w)]++
+				}
+			}
+			at += int64(len(line))
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				fh.Close()
+				return nil, err
 			}
 		}
 		fh.Close()
-		if err := sc.Err(); err != nil {
-			return nil, err
-		}
 	}
 	return counts, nil
 }
@@ -70,30 +122,42 @@ func CheckAtLeastOnce(expected map[string]int64, dir string) error {
 	return check(expected, dir, true)
 }
 
-func check(expected map[string]int64, dir string, atLeastOnce bool) error {
-	files, err := committed(dir)
+// Committed reads the committed output in dir, lines "key<TAB>number", into the numbers
+// of each key (in no particular order); it also returns how many lines and files it read.
+func Committed(dir string) (values map[string][]int64, lines, files int, err error) {
+	paths, err := committed(dir)
 	if err != nil {
-		return err
+		return nil, 0, 0, err
 	}
-	seen := map[string][]int64{}
-	lines := 0
-	for _, f := range files {
+	values = map[string][]int64{}
+	for _, f := range paths {
 		fh, err := os.Open(f)
 		if err != nil {
-			return err
+			return nil, 0, 0, err
 		}
 		sc := bufio.NewScanner(fh)
 		for sc.Scan() {
 			lines++
-			word, n, ok := strings.Cut(sc.Text(), "\t")
+			key, n, ok := strings.Cut(sc.Text(), "\t")
 			c, err := strconv.ParseInt(n, 10, 64)
 			if !ok || err != nil {
 				fh.Close()
-				return fmt.Errorf("%s: malformed line %q", f, sc.Text())
+				return nil, 0, 0, fmt.Errorf("%s: malformed line %q", f, sc.Text())
 			}
-			seen[word] = append(seen[word], c)
+			values[key] = append(values[key], c)
 		}
 		fh.Close()
+		if err := sc.Err(); err != nil {
+			return nil, 0, 0, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return values, lines, len(paths), nil
+}
+
+func check(expected map[string]int64, dir string, atLeastOnce bool) error {
+	seen, lines, files, err := Committed(dir)
+	if err != nil {
+		return err
 	}
 	var problems []string
 	for w, want := range expected {
@@ -121,7 +185,7 @@ func check(expected map[string]int64, dir string, atLeastOnce bool) error {
 		if len(problems) > 5 {
 			problems = append(problems[:5], fmt.Sprintf("... and %d more", len(problems)-5))
 		}
-		return fmt.Errorf("output (%d lines in %d files) differs from the input's counts:\n  %s", lines, len(files), strings.Join(problems, "\n  "))
+		return fmt.Errorf("output (%d lines in %d files) differs from the input's counts:\n  %s", lines, files, strings.Join(problems, "\n  "))
 	}
 	return nil
 }

@@ -52,6 +52,11 @@ type OperatorState struct {
 	// States are the keyed states the operator declared, with their types.
 	States   []StateShape   `json:"states,omitempty"`
 	Subtasks []SubtaskState `json:"subtasks"`
+	// Finished says the operator, a source, had ended its input for good when the
+	// checkpoint was taken: it is the savepoint of `runner stop --drain`, or a checkpoint of
+	// a job restored from one. A restored job does not run a finished source again (Flink's
+	// finished operators, FLIP-147).
+	Finished bool `json:"finished,omitempty"`
 }
 
 // SubtaskState is the state of one subtask: small operator state (source offsets, sink

@@ -39,6 +39,10 @@ type OperatorShape struct {
 	// OperatorState says the operator keeps non-keyed state (source positions, sink
 	// transactions) besides its keyed state.
 	OperatorState bool
+	// Redistributable says the operator's non-keyed state can be spread over another
+	// parallelism (its source or sink is a dataflow.Redistributor), so a restore with
+	// another parallelism is allowed.
+	Redistributable bool
 }
 
 // StateShape is one keyed state of an operator: its name and its type (for example
@@ -70,7 +74,8 @@ func (s JobShape) operator(id string) *OperatorShape {
 
 // CheckRestore reports why the job cannot restore m, wrapping ErrIncompatible: another job
 // type, another max parallelism, an operator whose type or state types changed, non-keyed
-// state whose parallelism changed, or state of operators the job no longer has (unless
+// state whose parallelism changed of an operator that cannot redistribute it (unless the
+// operator had finished), or state of operators the job no longer has (unless
 // allowNonRestored, Flink's --allowNonRestoredState). Metadata written before these were
 // recorded is checked for what it holds.
 func (s JobShape) CheckRestore(m *Metadata, allowNonRestored bool) error {
@@ -104,8 +109,8 @@ func (s JobShape) CheckRestore(m *Metadata, allowNonRestored bool) error {
 				}
 			}
 		}
-		if mine.OperatorState && op.Parallelism != mine.Parallelism && op.hasOperatorState() {
-			return fmt.Errorf("%s: operator %q was checkpointed with parallelism %d, the job now has %d (job.parallelism): its non-keyed state cannot be redistributed: %w", what, op.ID, op.Parallelism, mine.Parallelism, ErrIncompatible)
+		if mine.OperatorState && !mine.Redistributable && !op.Finished && op.Parallelism != mine.Parallelism && op.HasOperatorState() {
+			return fmt.Errorf("%s: operator %q was checkpointed with parallelism %d, the job now has %d (job.parallelism): its non-keyed state cannot be redistributed (%s): %w", what, op.ID, op.Parallelism, mine.Parallelism, mine.Type, ErrIncompatible)
 		}
 	}
 	if len(unclaimed) > 0 && !allowNonRestored {
@@ -137,8 +142,8 @@ func (op *OperatorState) hasState() bool {
 	return false
 }
 
-// hasOperatorState reports whether any subtask of op holds non-keyed state.
-func (op *OperatorState) hasOperatorState() bool {
+// HasOperatorState reports whether any subtask of op holds non-keyed state.
+func (op *OperatorState) HasOperatorState() bool {
 	for _, st := range op.Subtasks {
 		if len(st.Operator) > 0 {
 			return true

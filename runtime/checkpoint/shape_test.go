@@ -56,6 +56,16 @@ func TestCheckRestore(t *testing.T) {
 			s.Operators = append(s.Operators, checkpoint.OperatorShape{ID: "new", Type: "keyed"})
 		}, false, ""},
 		"parallelism changed": {func(s *checkpoint.JobShape) { s.Operators[0].Parallelism = 3 }, false, `operator "source" was checkpointed with parallelism 2, the job now has 3`},
+		"sink parallelism changed": {func(s *checkpoint.JobShape) {
+			s.Operators[0].Redistributable = true
+			s.Operators[2].Parallelism = 3
+		}, false, `operator "sink" was checkpointed with parallelism 2, the job now has 3 (job.parallelism): its non-keyed state cannot be redistributed (sink connectors.FileSink)`},
+		"parallelism changed, redistributable": {func(s *checkpoint.JobShape) {
+			for i := range s.Operators {
+				s.Operators[i].Parallelism = 3
+				s.Operators[i].Redistributable = s.Operators[i].OperatorState
+			}
+		}, false, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
 			s := wordcountShape(2)
@@ -70,6 +80,18 @@ func TestCheckRestore(t *testing.T) {
 				t.Fatalf("%v does not wrap ErrIncompatible", err)
 			}
 		})
+	}
+	// A finished source's state is not restored: its parallelism may change.
+	fin := checkpointOf(wordcountShape(2))
+	fin.Operators[0].Finished = true
+	s3 := wordcountShape(3)
+	s3.Operators[2].Redistributable = true
+	if err := s3.CheckRestore(fin, false); err != nil {
+		t.Fatalf("a finished source at another parallelism refused: %v", err)
+	}
+	fin.Operators[0].Finished = false
+	if err := s3.CheckRestore(fin, false); err == nil || !strings.Contains(err.Error(), `operator "source"`) {
+		t.Fatalf("an unfinished source that cannot redistribute at another parallelism: %v", err)
 	}
 	// Metadata written before shapes were recorded is checked for what it holds.
 	old := checkpointOf(wordcountShape(2))

@@ -25,8 +25,11 @@ import (
 // random token of the writer); when checkpoint N completes the pending file becomes the
 // committed part file part-S-N-R.
 // Committed part files are the files whose names start with neither '.' nor '_'.
-// Restoring commits the pending files of the restored checkpoint and deletes every other
-// uncommitted file of the subtask.
+// Restoring commits the pending files of the restored checkpoint, then deletes every other
+// uncommitted file of the subtask. At parallelism p, subtask s answers for the files of
+// every subtask number S with S mod p = s: a job restored with another parallelism gives it
+// the pending files of those subtasks (Redistribute), and it deletes their uncommitted
+// files once it committed those, so no subtask deletes a file another still commits.
 type FileSink struct {
 	// Dir is the output directory, created if missing.
 	Dir string
@@ -69,7 +72,7 @@ func (s FileSink) Open(ctx context.Context, subtask, parallelism int, state []by
 			}
 		}
 	}
-	if err := w.cleanup(); err != nil {
+	if err := w.cleanup(parallelism); err != nil {
 		return nil, err
 	}
 	return w, syncDir(s.Dir)
@@ -92,21 +95,70 @@ func (w *fileWriter) paths(p pendingFile) (pending, committed string) {
 	return filepath.Join(w.s.Dir, "."+p.Name+".pending"), filepath.Join(w.s.Dir, p.Name)
 }
 
-// cleanup deletes the subtask's uncommitted files that no restored checkpoint claims.
-func (w *fileWriter) cleanup() error {
+// cleanup deletes the uncommitted files of the subtask numbers the subtask answers for
+// (those S with S mod parallelism = its own; S = its own at an unchanged parallelism): what
+// the restored checkpoint claimed is committed by then.
+func (w *fileWriter) cleanup(parallelism int) error {
 	entries, err := os.ReadDir(w.s.Dir)
 	if err != nil {
 		return fmt.Errorf("file sink: %w", err)
 	}
-	prefix := ".part-" + strconv.Itoa(w.sub) + "-"
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), prefix) {
+		if s, ok := uncommittedSubtask(e.Name()); ok && s%parallelism == w.sub {
 			if err := os.Remove(filepath.Join(w.s.Dir, e.Name())); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return fmt.Errorf("file sink: discard uncommitted %w", err)
 			}
 		}
 	}
 	return nil
+}
+
+// uncommittedSubtask returns S of an uncommitted file's name: an in-progress file
+// .part-S-R.inprogress or a pending one .part-S-N-R.pending.
+func uncommittedSubtask(name string) (int, bool) {
+	rest, ok := strings.CutPrefix(name, ".part-")
+	if !ok {
+		return 0, false
+	}
+	s, _, ok := strings.Cut(rest, "-")
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil && n >= 0
+}
+
+// Redistribute implements dataflow.Redistributor: the pending files of every old subtask
+// go to the new subtask that answers for the subtask number in their names (S mod
+// parallelism), which commits them when it opens, before it deletes that number's
+// uncommitted leftovers.
+func (s FileSink) Redistribute(states [][]byte, parallelism int) ([][]byte, error) {
+	mine := make([]sinkState, parallelism)
+	for i, st := range states {
+		if st == nil {
+			continue
+		}
+		var old sinkState
+		if err := json.Unmarshal(st, &old); err != nil {
+			return nil, fmt.Errorf("file sink subtask %d: state %q: %w", i, st, err)
+		}
+		for _, p := range old.Pending {
+			sub, ok := partSubtask(p.Name)
+			if !ok {
+				sub = i
+			}
+			mine[sub%parallelism].Pending = append(mine[sub%parallelism].Pending, p)
+		}
+	}
+	out := make([][]byte, parallelism)
+	for i, st := range mine {
+		b, err := json.Marshal(st)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = b
+	}
+	return out, nil
 }
 
 func (w *fileWriter) commitOne(p pendingFile) error {
@@ -284,6 +336,16 @@ func partCheckpoint(name string) (int64, bool) {
 	}
 	n, err := strconv.ParseInt(f[2], 10, 64)
 	return n, err == nil
+}
+
+// partSubtask returns S of a committed part file's name part-S-N-R.
+func partSubtask(name string) (int, bool) {
+	f := strings.Split(name, "-")
+	if len(f) != 4 || f[0] != "part" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(f[1])
+	return n, err == nil && n >= 0
 }
 
 // CommittedFiles lists the committed part files of an output directory.

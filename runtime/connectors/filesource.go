@@ -21,9 +21,10 @@ const DefaultSplitSize = 4 << 20
 
 // TextFiles reads the lines of a text file, or of every regular file in a directory (in
 // name order, hidden files skipped), as strings without their line ends. Files are split
-// into byte ranges assigned round-robin to subtasks; a subtask's position is its split
-// and the byte offset within it, so a restored job reads on exactly where the checkpoint
-// was taken.
+// into byte ranges, assigned round-robin to subtasks. A subtask's position is the list of
+// its unfinished splits, each with the offset it reached, so a restored job reads on
+// exactly where the checkpoint was taken, and a job restored with another parallelism
+// unions the lists and deals them out again (Redistribute), as Flink's file source does.
 type TextFiles struct {
 	// Path is a file or a directory.
 	Path string
@@ -38,34 +39,121 @@ type split struct {
 	Start, End int64
 }
 
+// splitPos is an unfinished split in a position: its file (relative to TextFiles.Path;
+// "." when Path is the file), its byte range, and the next byte to read (Start: not
+// begun).
+type splitPos struct {
+	File   string `json:"file"`
+	Start  int64  `json:"start"`
+	End    int64  `json:"end"`
+	Offset int64  `json:"offset"`
+}
+
+// filePos is a subtask's position: its unfinished splits, the one being read first.
+// Positions of earlier versions hold Split and Offset instead: the index of the split
+// being read among the subtask's round-robin share of the input's splits, and the offset
+// in it; they are read at the parallelism that wrote them.
 type filePos struct {
-	Split  int   `json:"split"`  // index into the subtask's splits
-	Offset int64 `json:"offset"` // next byte to read in that split's file
+	Splits []splitPos `json:"splits"`
+	Split  *int       `json:"split,omitempty"`
+	Offset int64      `json:"offset,omitempty"`
 }
 
 // Open implements dataflow.Source.
 func (s TextFiles) Open(ctx context.Context, subtask, parallelism int, pos []byte) (dataflow.SourceReader, error) {
+	if pos == nil {
+		splits, err := s.splits()
+		if err != nil {
+			return nil, err
+		}
+		return &textReader{path: s.Path, splits: s.share(splits, subtask, parallelism)}, nil
+	}
+	left, err := s.decode(pos, subtask, parallelism)
+	if err != nil {
+		return nil, err
+	}
+	return &textReader{path: s.Path, splits: left}, nil
+}
+
+// share returns subtask's round-robin share of splits, not begun.
+func (s TextFiles) share(splits []split, subtask, parallelism int) []splitPos {
+	var out []splitPos
+	for i, sp := range splits {
+		if i%parallelism == subtask {
+			out = append(out, s.pos(sp, sp.Start))
+		}
+	}
+	return out
+}
+
+// pos returns split sp at offset in a position.
+func (s TextFiles) pos(sp split, offset int64) splitPos {
+	rel, err := filepath.Rel(s.Path, sp.File)
+	if err != nil {
+		rel = sp.File
+	}
+	return splitPos{File: rel, Start: sp.Start, End: sp.End, Offset: offset}
+}
+
+// decode reads the position pos of subtask of parallelism into its unfinished splits.
+func (s TextFiles) decode(pos []byte, subtask, parallelism int) ([]splitPos, error) {
+	var p filePos
+	if err := json.Unmarshal(pos, &p); err != nil {
+		return nil, fmt.Errorf("text source %s: restore position %q: %w", s.Path, pos, err)
+	}
+	if p.Split == nil {
+		for _, sp := range p.Splits {
+			if !filepath.IsLocal(sp.File) || sp.Start < 0 || sp.Start > sp.End || sp.Offset < sp.Start {
+				return nil, fmt.Errorf("text source %s: restore position: bad split %+v", s.Path, sp)
+			}
+		}
+		return p.Splits, nil
+	}
+	// An earlier version's position: the index into the subtask's round-robin share.
 	splits, err := s.splits()
 	if err != nil {
 		return nil, err
 	}
-	r := &textReader{}
-	for i, sp := range splits {
-		if i%parallelism == subtask {
-			r.splits = append(r.splits, sp)
-		}
+	mine := s.share(splits, subtask, parallelism)
+	if *p.Split < 0 || *p.Split > len(mine) {
+		return nil, fmt.Errorf("text source %s: restored split %d but the input now has %d splits for subtask %d: the input changed", s.Path, *p.Split, len(mine), subtask)
 	}
-	if pos != nil {
-		if err := json.Unmarshal(pos, &r.pos); err != nil {
-			return nil, fmt.Errorf("text source %s: restore position %q: %w", s.Path, pos, err)
-		}
-		if r.pos.Split > len(r.splits) {
-			return nil, fmt.Errorf("text source %s: restored split %d but the input now has %d splits for subtask %d: the input changed", s.Path, r.pos.Split, len(r.splits), subtask)
-		}
-	} else if len(r.splits) > 0 {
-		r.pos.Offset = r.splits[0].Start
+	left := mine[*p.Split:]
+	if len(left) > 0 {
+		left[0].Offset = p.Offset
 	}
-	return r, nil
+	return left, nil
+}
+
+// Redistribute implements dataflow.Redistributor: the unfinished splits of every old
+// subtask, in input order, are dealt out round-robin to parallelism subtasks; a split
+// under way keeps its offset. An old subtask without a position had not begun: its
+// round-robin share of the input is unfinished.
+func (s TextFiles) Redistribute(states [][]byte, parallelism int) ([][]byte, error) {
+	var all []splitPos
+	for i, st := range states {
+		var left []splitPos
+		var err error
+		if st == nil {
+			splits, serr := s.splits()
+			if serr != nil {
+				return nil, serr
+			}
+			left = s.share(splits, i, len(states))
+		} else if left, err = s.decode(st, i, len(states)); err != nil {
+			return nil, fmt.Errorf("subtask %d: %w", i, err)
+		}
+		all = append(all, left...)
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].File != all[j].File {
+			return all[i].File < all[j].File
+		}
+		return all[i].Start < all[j].Start
+	})
+	return dealOut(all, parallelism, func(share []splitPos) ([]byte, error) {
+		return json.Marshal(filePos{Splits: share})
+	})
 }
 
 // Preflight implements dataflow.Preflighter: the input must exist and be readable.
@@ -133,8 +221,8 @@ func (s TextFiles) splits() ([]split, error) {
 }
 
 type textReader struct {
-	splits []split
-	pos    filePos
+	path   string // TextFiles.Path
+	splits []splitPos
 	f      *os.File
 	br     *bufio.Reader
 }
@@ -144,21 +232,21 @@ type textReader struct {
 // end to finish the last line.
 func (r *textReader) Read(ctx context.Context, max int, emit func(any)) error {
 	for n := 0; n < max; {
-		if r.pos.Split >= len(r.splits) {
+		if len(r.splits) == 0 {
 			return io.EOF
 		}
-		sp := r.splits[r.pos.Split]
+		sp := &r.splits[0]
 		if r.br == nil {
 			if err := r.openAt(sp); err != nil {
 				return err
 			}
 		}
-		if r.pos.Offset >= sp.End {
+		if sp.Offset >= sp.End {
 			r.nextSplit()
 			continue
 		}
 		line, err := r.br.ReadString('\n')
-		r.pos.Offset += int64(len(line))
+		sp.Offset += int64(len(line))
 		if len(line) > 0 {
 			emit(trimEOL(line))
 			n++
@@ -168,18 +256,21 @@ func (r *textReader) Read(ctx context.Context, max int, emit func(any)) error {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("read %s at byte %d: %w", sp.File, r.pos.Offset, err)
+			return fmt.Errorf("read %s at byte %d: %w", r.file(sp), sp.Offset, err)
 		}
 	}
 	return nil
 }
 
-func (r *textReader) openAt(sp split) error {
-	f, err := os.Open(sp.File)
+// file returns the path of sp's file.
+func (r *textReader) file(sp *splitPos) string { return filepath.Join(r.path, sp.File) }
+
+func (r *textReader) openAt(sp *splitPos) error {
+	f, err := os.Open(r.file(sp))
 	if err != nil {
 		return fmt.Errorf("text source: %w", err)
 	}
-	start := r.pos.Offset
+	start := sp.Offset
 	// At the start of a split that is not the file's first, the line under way belongs
 	// to the previous split: step back one byte and skip to the end of that line, so a
 	// line starting exactly at sp.Start is kept.
@@ -189,14 +280,14 @@ func (r *textReader) openAt(sp split) error {
 	}
 	if _, err := f.Seek(start, io.SeekStart); err != nil {
 		f.Close()
-		return fmt.Errorf("text source: seek %s to %d: %w", sp.File, start, err)
+		return fmt.Errorf("text source: seek %s to %d: %w", r.file(sp), start, err)
 	}
 	r.f, r.br = f, bufio.NewReaderSize(f, 256<<10)
 	if skip {
 		skipped, err := r.br.ReadString('\n')
-		r.pos.Offset = start + int64(len(skipped))
+		sp.Offset = start + int64(len(skipped))
 		if err != nil && err != io.EOF {
-			return fmt.Errorf("read %s at byte %d: %w", sp.File, start, err)
+			return fmt.Errorf("read %s at byte %d: %w", r.file(sp), start, err)
 		}
 	}
 	return nil
@@ -207,10 +298,7 @@ func (r *textReader) nextSplit() {
 		r.f.Close()
 	}
 	r.f, r.br = nil, nil
-	r.pos.Split++
-	if r.pos.Split < len(r.splits) {
-		r.pos.Offset = r.splits[r.pos.Split].Start
-	}
+	r.splits = r.splits[1:]
 }
 
 func trimEOL(s string) string {
@@ -223,8 +311,10 @@ func trimEOL(s string) string {
 	return s
 }
 
-// Position implements dataflow.SourceReader.
-func (r *textReader) Position() ([]byte, error) { return json.Marshal(r.pos) }
+// Position implements dataflow.SourceReader: the unfinished splits.
+func (r *textReader) Position() ([]byte, error) {
+	return json.Marshal(filePos{Splits: append([]splitPos{}, r.splits...)})
+}
 
 // Close implements dataflow.SourceReader.
 func (r *textReader) Close() error {

@@ -3,8 +3,10 @@ package connectors
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strconv"
 
 	"github.com/flowstate/flowstate/runtime/dataflow"
@@ -17,11 +19,28 @@ type Event struct {
 }
 
 // Generator emits Records events deterministically: event i has key "k<h(i) mod Keys>"
-// and value i mod 100. Subtask s of p emits the events i = s, s+p, s+2p, ...; its position
-// is the count it emitted, so replay after a restore produces the same events.
+// and value i mod 100, where h(i) = x xor (x >> 29) for x = i * 0x9E3779B97F4A7C15 in
+// unsigned 64-bit arithmetic. Subtask s of p emits the events i = s, s+p, s+2p, ... A subtask's
+// position is the list of arithmetic progressions of events it has still to emit (next
+// event, stride), so replay after a restore produces the same events, and a job restored
+// with another parallelism deals the progressions out again, splitting them when there
+// are fewer than subtasks (Redistribute).
 type Generator struct {
 	Records int64
 	Keys    int64
+}
+
+// progression is the events next, next+Stride, next+2*Stride, ... below Records.
+type progression struct {
+	Next   int64 `json:"next"`
+	Stride int64 `json:"stride"`
+}
+
+// genPos is a subtask's position: the progressions it has still to emit, the one under
+// way first. Positions of earlier versions are a varint of the next event, the stride
+// being the parallelism.
+type genPos struct {
+	Progressions []progression `json:"progressions"`
 }
 
 // Open implements dataflow.Source.
@@ -29,20 +48,84 @@ func (g Generator) Open(ctx context.Context, subtask, parallelism int, pos []byt
 	if g.Keys <= 0 {
 		return nil, fmt.Errorf("generator: keys %d: must be positive", g.Keys)
 	}
-	r := &genReader{g: g, next: int64(subtask), step: int64(parallelism)}
-	if pos != nil {
-		n, k := binary.Varint(pos)
-		if k <= 0 {
-			return nil, fmt.Errorf("generator: bad position %x", pos)
-		}
-		r.next = n
+	if pos == nil {
+		return &genReader{g: g, left: g.live([]progression{{Next: int64(subtask), Stride: int64(parallelism)}})}, nil
 	}
-	return r, nil
+	left, err := g.decode(pos, parallelism)
+	if err != nil {
+		return nil, err
+	}
+	return &genReader{g: g, left: g.live(left)}, nil
+}
+
+// decode reads a position written at parallelism.
+func (g Generator) decode(pos []byte, parallelism int) ([]progression, error) {
+	if len(pos) > 0 && pos[0] == '{' { // a varint of an event number never starts so
+		var p genPos
+		if err := json.Unmarshal(pos, &p); err != nil {
+			return nil, fmt.Errorf("generator: bad position %q: %w", pos, err)
+		}
+		for _, pr := range p.Progressions {
+			if pr.Next < 0 || pr.Stride < 1 {
+				return nil, fmt.Errorf("generator: bad position %q: progression %+v", pos, pr)
+			}
+		}
+		return p.Progressions, nil
+	}
+	n, k := binary.Varint(pos)
+	if k <= 0 || n < 0 {
+		return nil, fmt.Errorf("generator: bad position %x", pos)
+	}
+	return []progression{{Next: n, Stride: int64(parallelism)}}, nil
+}
+
+// live drops the progressions that have no event left.
+func (g Generator) live(ps []progression) []progression {
+	out := []progression{}
+	for _, p := range ps {
+		if p.Next < g.Records {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Redistribute implements dataflow.Redistributor: the progressions every old subtask had
+// left are dealt out round-robin to parallelism subtasks; when there are fewer than
+// subtasks, each is first split into k interleaved ones (next+j*stride with stride
+// k*stride, j < k) so every subtask gets events. An old subtask without a position had
+// not begun: it has its whole progression left.
+func (g Generator) Redistribute(states [][]byte, parallelism int) ([][]byte, error) {
+	var all []progression
+	for i, st := range states {
+		left := []progression{{Next: int64(i), Stride: int64(len(states))}}
+		if st != nil {
+			var err error
+			if left, err = g.decode(st, len(states)); err != nil {
+				return nil, fmt.Errorf("subtask %d: %w", i, err)
+			}
+		}
+		all = append(all, g.live(left)...)
+	}
+	if n := len(all); n > 0 && n < parallelism {
+		k := int64((parallelism + n - 1) / n)
+		var split []progression
+		for _, p := range all {
+			for j := int64(0); j < k; j++ {
+				split = append(split, progression{Next: p.Next + j*p.Stride, Stride: k * p.Stride})
+			}
+		}
+		all = g.live(split)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i].Next < all[j].Next })
+	return dealOut(all, parallelism, func(share []progression) ([]byte, error) {
+		return json.Marshal(genPos{Progressions: share})
+	})
 }
 
 type genReader struct {
-	g          Generator
-	next, step int64
+	g    Generator
+	left []progression
 }
 
 func (r *genReader) key(i int64) string {
@@ -54,17 +137,23 @@ func (r *genReader) key(i int64) string {
 // Read implements dataflow.SourceReader.
 func (r *genReader) Read(ctx context.Context, max int, emit func(any)) error {
 	for n := 0; n < max; n++ {
-		if r.next >= r.g.Records {
+		for len(r.left) > 0 && r.left[0].Next >= r.g.Records {
+			r.left = r.left[1:]
+		}
+		if len(r.left) == 0 {
 			return io.EOF
 		}
-		emit(Event{Key: r.key(r.next), Value: r.next % 100})
-		r.next += r.step
+		p := &r.left[0]
+		emit(Event{Key: r.key(p.Next), Value: p.Next % 100})
+		p.Next += p.Stride
 	}
 	return nil
 }
 
-// Position implements dataflow.SourceReader.
-func (r *genReader) Position() ([]byte, error) { return binary.AppendVarint(nil, r.next), nil }
+// Position implements dataflow.SourceReader: the progressions left.
+func (r *genReader) Position() ([]byte, error) {
+	return json.Marshal(genPos{Progressions: append([]progression{}, r.left...)})
+}
 
 // Close implements dataflow.SourceReader.
 func (r *genReader) Close() error { return nil }

@@ -41,6 +41,10 @@ type SavepointRequest struct {
 	Target string `json:"target,omitempty"`
 	// Stop ends the job once the savepoint is complete.
 	Stop bool `json:"stop,omitempty"`
+	// Drain (with Stop) ends the sources' input first, as Flink's stop --drain: every
+	// record read is processed and committed, and the savepoint is the job's final
+	// checkpoint; the answer comes once the sinks committed it (dataflow.SavepointRequest).
+	Drain bool `json:"drain,omitempty"`
 }
 
 // CancelRequest is the body of a cancel request.
@@ -135,7 +139,7 @@ func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
 	}
 	reply := make(chan dataflow.SavepointResult, 1)
 	select {
-	case s.savepoints <- dataflow.SavepointRequest{Target: req.Target, Stop: req.Stop, Reply: reply}:
+	case s.savepoints <- dataflow.SavepointRequest{Target: req.Target, Stop: req.Stop || req.Drain, Drain: req.Drain, Reply: reply}:
 	case <-r.Context().Done():
 		return
 	case <-time.After(30 * time.Second):

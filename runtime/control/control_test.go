@@ -69,3 +69,22 @@ func TestSavepointOfAnotherJobIsRefused(t *testing.T) {
 		t.Fatalf("savepoint of the job = %q, %v; want /sp/1", ptr, err)
 	}
 }
+
+// TestDrainReachesTheJobAsAStop: a drain request reaches the job as a stop with Drain set,
+// with its target, and its answer is the job's.
+func TestDrainReachesTheJobAsAStop(t *testing.T) {
+	s, _ := listen(t)
+	got := make(chan dataflow.SavepointRequest, 1)
+	go func() {
+		req := <-s.Savepoints()
+		got <- req
+		req.Reply <- dataflow.SavepointResult{Location: sdk.CompletedCheckpointStorageLocation{ExternalPointer: "/sp/drained"}}
+	}()
+	ptr, err := TriggerSavepoint(context.Background(), s.Addr(), SavepointRequest{Job: "wc", Target: "/sp", Drain: true})
+	if err != nil || ptr != "/sp/drained" {
+		t.Fatalf("drain = %q, %v; want /sp/drained", ptr, err)
+	}
+	if req := <-got; !req.Drain || !req.Stop || req.Target != "/sp" {
+		t.Fatalf("the job got %+v; want a stop with Drain and target /sp", req)
+	}
+}

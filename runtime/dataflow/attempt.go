@@ -26,6 +26,14 @@ type attempt struct {
 	sourceDone chan int
 	finish     chan struct{}
 	completed  atomic.Int64
+	// drain is closed when `runner stop --drain` asks the sources to end their input;
+	// drainReq is that request, and drained the location of its savepoint once complete
+	// (both the coordinator's; Run replies once the sinks committed it).
+	drain    chan struct{}
+	drainReq *SavepointRequest
+	drained  *sdk.CompletedCheckpointStorageLocation
+	// finishedSource says the attempt restored a finished source (see markFinished).
+	finishedSource bool
 	// restoredID is the id of the checkpoint the attempt restored, 0 for a fresh start.
 	restoredID int64
 	// firstRecord is when a keyed subtask started its first batch (Unix nanoseconds).
@@ -126,9 +134,10 @@ func Run(ctx context.Context, job *Job, env Env) error {
 	}
 	select {
 	case err := <-errs:
-		return err
+		cerr = err
 	default:
 	}
+	a.replyDrain(cerr)
 	return cerr
 }
 
@@ -140,7 +149,9 @@ func newAttempt(job *Job, env *Env) *attempt {
 		acks:       make(chan ack, (max(1, env.MaxConcurrent)+3)*job.Parallelism*len(job.stages)),
 		sourceDone: make(chan int, job.Parallelism),
 		finish:     make(chan struct{}),
+		drain:      make(chan struct{}),
 	}
+	a.finishedSource = a.restoredFinished()
 	if env.Restore != nil {
 		a.restoredID = env.Restore.CheckpointID
 		a.completed.Store(env.Restore.CheckpointID)
@@ -153,27 +164,6 @@ func newAttempt(job *Job, env *Env) *attempt {
 // functions that release what it opened.
 func (a *attempt) build(ctx context.Context) (closers []func() error, err error) {
 	job, env, p := a.job, a.env, a.job.Parallelism
-	restored := func(op string) (*checkpoint.OperatorState, error) {
-		if env.Restore == nil {
-			return nil, nil
-		}
-		os := env.Restore.Operator(op)
-		if os != nil && os.Parallelism != p {
-			return nil, fmt.Errorf("operator %q was checkpointed with parallelism %d, the job now has %d: its non-keyed state cannot be redistributed", op, os.Parallelism, p)
-		}
-		return os, nil
-	}
-	subtaskState := func(os *checkpoint.OperatorState, i int) []byte {
-		if os == nil {
-			return nil
-		}
-		for _, st := range os.Subtasks {
-			if st.Index == i {
-				return st.Operator
-			}
-		}
-		return nil
-	}
 	// inboxes[k][j] is the input of stage k subtask j, fed by every subtask of stage k-1.
 	inboxes := make([][]*inbox, len(job.stages))
 	for k := 1; k < len(job.stages); k++ {
@@ -183,7 +173,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		}
 	}
 	last := len(job.stages) - 1
-	sinkOS, err := restored(SinkID)
+	sinkStates, err := a.operatorStates(SinkID, job.sink)
 	if err != nil {
 		return closers, err
 	}
@@ -192,7 +182,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 			if err := a.fence("open sink subtask %d", i); err != nil {
 				return nil, nil, err
 			}
-			w, err := job.sink.Open(ctx, i, p, subtaskState(sinkOS, i))
+			w, err := job.sink.Open(ctx, i, p, sinkStates[i])
 			if err != nil {
 				return nil, nil, fmt.Errorf("open sink subtask %d: %w", i, err)
 			}
@@ -201,19 +191,24 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		}
 		return newOutput(i, inboxes[k+1], !env.AtLeastOnce, job.stages[k+1].keyOf, job.MaxParallelism, job.BatchSize, nil), nil, nil
 	}
-	srcOS, err := restored(job.sourceID)
-	if err != nil {
-		return closers, err
+	finished := a.finishedSource
+	srcStates := make([][]byte, p)
+	if !finished {
+		if srcStates, err = a.operatorStates(job.sourceID, job.source); err != nil {
+			return closers, err
+		}
 	}
 	for i := 0; i < p; i++ {
 		if err := ctx.Err(); err != nil {
 			return closers, err
 		}
-		r, err := job.source.Open(ctx, i, p, subtaskState(srcOS, i))
-		if err != nil {
-			return closers, fmt.Errorf("open source %s subtask %d: %w", job.sourceID, i, err)
+		var r SourceReader = finishedReader{}
+		if !finished {
+			if r, err = job.source.Open(ctx, i, p, srcStates[i]); err != nil {
+				return closers, fmt.Errorf("open source %s subtask %d: %w", job.sourceID, i, err)
+			}
+			closers = append(closers, r.Close)
 		}
-		closers = append(closers, r.Close)
 		out, _, err := outputFor(0, i)
 		if err != nil {
 			return closers, err

@@ -34,6 +34,9 @@ type pendingCheckpoint struct {
 // as in Flink), so checkpoints complete in id order. A periodic checkpoint is triggered no
 // sooner than Env.MinPause after the last completion: a tick that comes earlier is deferred
 // to that moment. Savepoints and the final checkpoint wait until none is in flight.
+//
+// A savepoint request with Drain (`runner stop --drain`) ends the sources' input first
+// (drain.go); the final checkpoint is then that request's savepoint, and the job finishes.
 func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) error {
 	env := a.env
 	var tick <-chan time.Time
@@ -98,7 +101,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			}
 			retry.Reset(retryDelay)
 			env.Monitor.CheckpointFailed(id, time.Now(), err.Error())
-			if req != nil {
+			if req != nil && !final { // a drain's final savepoint is tried again
 				req.Reply <- SavepointResult{Err: err}
 				return nil
 			}
@@ -123,7 +126,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 	// only the min-pause holds it back.
 	periodic := func() error {
 		deferred = false
-		if len(pending) >= maxConcurrent || len(queued) > 0 || finalDone || sourcesDone == a.job.Parallelism {
+		if len(pending) >= maxConcurrent || len(queued) > 0 || finalDone || sourcesDone == a.job.Parallelism || a.drainReq != nil {
 			return nil
 		}
 		if wait := time.Until(lastCompleted.Add(env.MinPause)); env.MinPause > 0 && !lastCompleted.IsZero() && wait > 0 {
@@ -143,7 +146,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			return trigger(false, req)
 		}
 		if sourcesDone == a.job.Parallelism {
-			return trigger(true, nil)
+			return trigger(true, a.drainReq) // a drain's final checkpoint is its savepoint
 		}
 		return nil
 	}
@@ -194,6 +197,16 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 		case req := <-env.Savepoints:
 			if finalDone {
 				req.Reply <- SavepointResult{Err: errors.New("the job has finished")}
+				continue
+			}
+			if req.Drain {
+				if err := a.startDrain(&req); err != nil {
+					req.Reply <- SavepointResult{Err: err}
+					continue
+				}
+				if err := next(); err != nil {
+					return err
+				}
 				continue
 			}
 			queued = append(queued, &req)
@@ -248,7 +261,10 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 				finalDone = true
 				close(a.finish)
 			}
-			if p.request != nil {
+			switch {
+			case p.request != nil && p.final:
+				a.drained = &done.Location // Run replies once the sinks committed it
+			case p.request != nil:
 				p.request.Reply <- SavepointResult{Location: done.Location}
 				if p.request.Stop {
 					return errStopped
@@ -295,7 +311,7 @@ func (a *attempt) abort(p *pendingCheckpoint, reason error) {
 		a.log.Warn("disposing failed checkpoint", "id", p.b.id, "error", err)
 	}
 	a.discardShared(p.states)
-	if p.request != nil {
+	if p.request != nil && !p.final { // a drain's final savepoint is tried again; Run replies
 		p.request.Reply <- SavepointResult{Err: reason}
 	}
 	a.abortMu.Lock()
@@ -386,6 +402,9 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	for _, op := range order {
 		m.Operators = append(m.Operators, *byOp[op])
 	}
+	if p.final && p.request != nil || a.finishedSource {
+		a.markFinished(m) // a drain's savepoint, or a checkpoint of a job restored from one
+	}
 	a.job.Shape().Record(m)
 	var prev *checkpoint.Metadata
 	if l := env.Checkpoints.Latest(); l != nil {
@@ -433,7 +452,9 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	if env.OnCheckpoint != nil {
 		env.OnCheckpoint(c)
 	}
-	if p.request == nil {
+	// The sinks commit what a checkpoint covers once it completes; a savepoint's only when
+	// it is a drain's final one, the synchronous savepoint of Flink's stop --drain.
+	if p.request == nil || p.final {
 		a.completed.Store(p.b.id)
 		a.poke()
 	}

@@ -123,8 +123,14 @@ func (s *RunStats) Add(o *RunStats) {
 type SavepointRequest struct {
 	// Target is the directory to write to; empty means the default savepoint directory.
 	Target string
-	// Stop ends the job once the savepoint is complete.
+	// Stop ends the job once the savepoint is complete. Its sinks do not commit the
+	// savepoint's transactions: a job restored from it does.
 	Stop bool
+	// Drain (Flink's stop --drain) ends the sources' input first: every record read is
+	// processed, the savepoint is the job's final checkpoint, the sinks commit it, and the
+	// job finishes (Run returns nil). Reply receives the savepoint only after the sinks
+	// committed it. See drain.go.
+	Drain bool
 	// Reply receives the savepoint's location or the error.
 	Reply chan<- SavepointResult
 }

@@ -66,6 +66,8 @@ func (t *sourceTask) run(ctx context.Context) error {
 				return err
 			}
 			continue
+		case <-t.a.drain: // runner stop --drain: the input ends here
+			return t.finished(ctx)
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -78,6 +80,8 @@ func (t *sourceTask) run(ctx context.Context) error {
 					return err
 				}
 			case <-time.After(wait):
+			case <-t.a.drain:
+				return t.finished(ctx)
 			case <-ctx.Done():
 				return ctx.Err()
 			}
@@ -102,7 +106,8 @@ func (t *sourceTask) run(ctx context.Context) error {
 	}
 }
 
-// finished serves barriers until the coordinator says the final checkpoint is complete.
+// finished serves barriers until the coordinator says the final checkpoint is complete. A
+// subtask gets here at the end of its input, or when the job is drained.
 func (t *sourceTask) finished(ctx context.Context) error {
 	select {
 	case t.a.sourceDone <- t.idx:

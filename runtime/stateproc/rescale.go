@@ -88,7 +88,7 @@ func disposeFailed(ctx context.Context, loc sdk.CheckpointStorageLocation) error
 
 // rescaleOperator returns op with its keyed state rewritten for maxP key groups.
 func (c *Checkpoint) rescaleOperator(ctx context.Context, op *checkpoint.OperatorState, streams sdk.CheckpointStreamFactory, maxP int) (*checkpoint.OperatorState, error) {
-	out := &checkpoint.OperatorState{ID: op.ID, Parallelism: op.Parallelism, Type: op.Type,
+	out := &checkpoint.OperatorState{ID: op.ID, Parallelism: op.Parallelism, Type: op.Type, Finished: op.Finished,
 		States: append([]checkpoint.StateShape(nil), op.States...)}
 	for _, st := range op.Subtasks {
 		out.Subtasks = append(out.Subtasks, checkpoint.SubtaskState{Index: st.Index, Operator: st.Operator})
