@@ -27,6 +27,9 @@ import (
 var phases = []string{"throughput", "checkpoint", "pause", "scale", "incremental", "startup"}
 
 func main() {
+	if spec := os.Getenv(restoreChildEnv); spec != "" {
+		os.Exit(restoreChild(spec))
+	}
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "flowbench:", err)
 		os.Exit(1)

@@ -132,13 +132,13 @@ func (r *report) renderCheckpoint(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	if x := r.io; x != nil {
 		p("### 3-4. Checkpoint and restore of %s of hashmap state (fsstorage, file://)\n\n", bytesHuman(x.size))
-		p("One keyed backend holding %s entries of %d bytes, filled through the plugin at %.0f MB/s. A checkpoint is `Snapshot` + `Snapshot.Write` into fsstorage (both plugins; bytes stream host-side through the runner's checksumming) + metadata; the sequential write is one file of the same size written in 1 MiB writes and fsynced, as fsstorage does, to the same directory, right after each checkpoint. A restore through the plugins starts both plugin processes; fsstorage locates each state file (`sdk.LocalStateLocator`) and the hashmap plugin reads and verifies it itself, so the bytes cross no process boundary.\n\n", human(float64(x.entries)), r.settings.StateValue, x.fill)
+		p("One keyed backend holding %s entries of %d bytes, filled through the plugin at %.0f MB/s. A checkpoint is `Snapshot` + `Snapshot.Write` into fsstorage (both plugins; bytes stream host-side through the runner's checksumming) + metadata; the sequential write is one file of the same size written in 1 MiB writes and fsynced, as fsstorage does, to the same directory, right after each checkpoint. Each restore runs in a fresh child process of the benchmark, so both variants pay for new memory: through the plugins the child starts both plugin processes, fsstorage locates each state file (`sdk.LocalStateLocator`) and the hashmap plugin reads and verifies it itself, so the bytes cross no process boundary; in-process the child restores into its own heap.\n\n", human(float64(x.entries)), r.settings.StateValue, x.fill)
 		p("| figure | median | rounds |\n|---|---|---|\n")
 		p("| checkpoint through the plugins | %.0f MB/s | %s |\n", median(x.ckpt), floats(x.ckpt, "%.0f"))
 		p("| sequential write, same bytes, same disk | %.0f MB/s | %s |\n", median(x.seq), floats(x.seq, "%.0f"))
 		p("| checkpoint / sequential write | %.2fx | |\n", x.ckptRatio())
 		p("| restore through the plugins (hashmap plugin reads the files fsstorage locates) | %.0f MB/s | %s |\n", median(x.restore[plugin]), floats(x.restore[plugin], "%.0f"))
-		p("| restore in-process | %.0f MB/s | %s |\n", median(x.restore[inProcess]), floats(x.restore[inProcess], "%.0f"))
+		p("| restore in-process (fresh process) | %.0f MB/s | %s |\n", median(x.restore[inProcess]), floats(x.restore[inProcess], "%.0f"))
 		p("| restore plugin / in-process | %.2fx | |\n\n", x.restoreRatio())
 	}
 	if x := r.pause; x != nil {
