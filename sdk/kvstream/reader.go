@@ -28,6 +28,7 @@ type Reader struct {
 	// NewChunkedReader).
 	chunked   bool
 	chunkSize int
+	ahead     chan []byte // the next chunk, being prepared (see prepare)
 }
 
 // maxEmptyReads is how many (0, nil) reads in a row the reader tolerates.
@@ -45,10 +46,44 @@ func NewReader(r io.Reader) *Reader {
 // returns point into the chunk, stay unchanged, and keep the whole chunk in memory for as
 // long as the caller keeps them. A backend that keeps most records it reads (an in-memory
 // backend restoring) saves an allocation and a copy per record; one that copies them
-// anyway should use NewReader and NextView.
+// anyway should use NewReader and NextView. Once a chunk is full, the reader prepares the
+// next one on another goroutine (see prepare), so that a large stream's new memory is
+// faulted in while the chunk before is decoded.
 func NewChunkedReader(r io.Reader, chunkSize int) *Reader {
-	chunkSize = max(chunkSize, 4<<10)
+	chunkSize = max(chunkSize, pageSize)
 	return &Reader{r: r, buf: make([]byte, chunkSize), chunked: true, chunkSize: chunkSize}
+}
+
+// prepare starts preparing a chunk for a chunked reader whose chunk is full: a goroutine
+// allocates it and writes to each of its pages, so that the page faults of new memory are
+// taken on another core while this one reads into and decodes the chunk before. The
+// goroutine ends once the chunk is ready, whether or not the reader takes it.
+func (r *Reader) prepare() {
+	if !r.chunked || r.ahead != nil || r.end < len(r.buf) {
+		return
+	}
+	ch := make(chan []byte, 1)
+	r.ahead = ch
+	go func(size int) {
+		b := make([]byte, size)
+		for i := 0; i < len(b); i += pageSize {
+			b[i] = 0
+		}
+		ch <- b
+	}(r.chunkSize)
+}
+
+// pageSize is the smallest page size of the platforms Go runs on.
+const pageSize = 4 << 10
+
+// newChunk returns a new chunk of at least n bytes: the one prepared, if any.
+func (r *Reader) newChunk(n int) []byte {
+	if r.ahead == nil || n > r.chunkSize {
+		return make([]byte, max(r.chunkSize, n))
+	}
+	b := <-r.ahead
+	r.ahead = nil
+	return b
 }
 
 // Next returns the next record. key and value are the caller's to keep (both share one
@@ -245,7 +280,7 @@ func (r *Reader) fill(n int) error {
 	case r.chunked && len(r.buf)-r.pos < n:
 		// Records returned point into this chunk: go on in a new one.
 		r.crc = crc32.Update(r.crc, castagnoli, r.buf[r.crcPos:r.pos])
-		b := make([]byte, max(r.chunkSize, n))
+		b := r.newChunk(n)
 		r.end = copy(b, r.buf[r.pos:r.end])
 		r.buf, r.pos, r.crcPos = b, 0, 0
 	case !r.chunked && r.pos > 0:
@@ -269,6 +304,7 @@ func (r *Reader) fill(n int) error {
 			return io.ErrNoProgress
 		}
 	}
+	r.prepare()
 	if r.end-r.pos < n {
 		return io.ErrUnexpectedEOF
 	}
