@@ -23,6 +23,7 @@ type settings struct {
 	ScaleKeys           []int64 // item 5
 	IncrKeys            int64   // item 5: entries of the incremental checkpoint test
 	StartupRounds       int     // item 6
+	WordCountBytes      int64   // item 7: size of the word count's input text
 }
 
 // fullSettings are the figures of issue 7, sized for about 6 minutes on a quiet 2-core
@@ -35,6 +36,7 @@ func fullSettings() settings {
 		PauseBytes: 1 << 30, PauseSeconds: 20, PauseRate: 40_000,
 		ScaleKeys: []int64{100_000, 1_000_000, 10_000_000},
 		IncrKeys:  1_000_000, StartupRounds: 5,
+		WordCountBytes: 9_400_000,
 	}
 }
 
@@ -47,6 +49,7 @@ func quickSettings() settings {
 		PauseBytes: 4 << 20, PauseSeconds: 1, PauseRate: 5000,
 		ScaleKeys: []int64{1000, 10_000},
 		IncrKeys:  10_000, StartupRounds: 2,
+		WordCountBytes: 200_000,
 	}
 }
 

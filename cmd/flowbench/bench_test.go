@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/flowstate/flowstate/internal/testbin"
@@ -36,6 +37,43 @@ func BenchmarkAggregate(b *testing.B) {
 					total += r.stats.Records
 				}
 				b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "records/s")
+			})
+		}
+	}
+}
+
+// BenchmarkWordCount runs the wordcount job of `make bench` (item 7) across the plugin
+// boundary and in-process, and the hand-written one-thread count it is measured against:
+// words/s is the figure to compare.
+func BenchmarkWordCount(b *testing.B) {
+	s := fullSettings()
+	pluginDir := testbin.PluginDir(b)
+	input := filepath.Join(b.TempDir(), "input.txt")
+	if err := writeText(input, s.WordCountBytes); err != nil {
+		b.Fatal(err)
+	}
+	counts, words, _, err := handWrittenWordCount(input, filepath.Join(b.TempDir(), "out.txt"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("hand-written", func(b *testing.B) {
+		for b.Loop() {
+			if _, _, _, err := handWrittenWordCount(input, filepath.Join(b.TempDir(), "out.txt")); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(words)*float64(b.N)/b.Elapsed().Seconds(), "words/s")
+	})
+	for _, backend := range []string{"hashmap", "leveldb"} {
+		for _, m := range modes {
+			b.Run(fmt.Sprintf("%s/%s", backend, m), func(b *testing.B) {
+				bb := &bench{s: settings{PluginDir: pluginDir}}
+				for b.Loop() {
+					if _, err := bb.wordCountJob(context.Background(), backend, m, input, b.TempDir(), counts, words); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(words)*float64(b.N)/b.Elapsed().Seconds(), "words/s")
 			})
 		}
 	}

@@ -89,7 +89,8 @@ func (b *bench) checkpointIO(ctx context.Context, deadline time.Time) (*ioResult
 			break
 		}
 		for _, m := range roundModes(round) {
-			r, err := restoreOnce(ctx, b.s.PluginDir, m, dir, last, res.entries, b.s.StateValue)
+			r, err := restoreInChild(ctx, b.s.Work, restoreSpec{InProcess: m == inProcess, PluginDir: b.s.PluginDir, Dir: dir,
+				Handles: last.handles, Entries: res.entries, ValueSize: b.s.StateValue, Size: last.size})
 			if err != nil {
 				return nil, err
 			}
@@ -101,19 +102,21 @@ func (b *bench) checkpointIO(ctx context.Context, deadline time.Time) (*ioResult
 	return res, nil
 }
 
-// restoreOnce restores snap in mode m, checks a few entries, and returns MB/s.
-func restoreOnce(ctx context.Context, pluginDir string, m mode, dir string, snap snapshotResult, entries int64, size int) (float64, error) {
-	h, err := openHarness(ctx, pluginDir, m, builtin.Hashmap, nil, dir)
+// restoreOnce restores spec's checkpoint, checks a few entries, and returns the time
+// Restore took.
+func restoreOnce(ctx context.Context, spec restoreSpec) (time.Duration, error) {
+	m := modeOf(spec.InProcess)
+	h, err := openHarness(ctx, spec.PluginDir, m, builtin.Hashmap, nil, spec.Dir)
 	if err != nil {
 		return 0, err
 	}
 	defer h.Close()
-	kb, d, err := h.restore(ctx, snap.handles)
+	kb, d, err := h.restore(ctx, spec.Handles)
 	if err != nil {
 		return 0, fmt.Errorf("hashmap (%s): %w", m, err)
 	}
 	defer kb.Close()
-	probe := []int64{0, entries / 2, entries - 1}
+	probe := []int64{0, spec.Entries / 2, spec.Entries - 1}
 	keys := make([][]byte, len(probe))
 	for i, p := range probe {
 		keys[i] = stateKey(p)
@@ -124,11 +127,11 @@ func restoreOnce(ctx context.Context, pluginDir string, m mode, dir string, snap
 	}
 	for i, p := range probe {
 		want := binary.BigEndian.AppendUint64(nil, 1^uint64(p))
-		if len(vals[i]) != size || !bytes.HasPrefix(vals[i], want) {
+		if len(vals[i]) != spec.ValueSize || !bytes.HasPrefix(vals[i], want) {
 			return 0, fmt.Errorf("hashmap (%s): restored entry %d is wrong (%d bytes)", m, p, len(vals[i]))
 		}
 	}
-	return mbps(snap.size, d), nil
+	return d, nil
 }
 
 // sequentialWrite writes n bytes to a new file in dir in 1 MiB writes, fsyncs and closes

@@ -232,3 +232,12 @@ func TestLivePluginsRefusesInProcessInstances(t *testing.T) {
 		t.Fatalf("plugin processes: pids %v, %v; want two processes other than this one", pids, err)
 	}
 }
+
+// TestMain lets the test binary serve as a restore child (see restoreChildEnv), as the
+// flowbench binary does.
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(restoreChildEnv); spec != "" {
+		os.Exit(restoreChild(spec))
+	}
+	os.Exit(m.Run())
+}

@@ -22,6 +22,19 @@ func percentile(xs []float64, p float64) float64 {
 	return s[min(max(rank, 1), len(s))-1]
 }
 
+// roundRatios returns a[i]/b[i] for the rounds both have.
+func roundRatios(a, b []float64) []float64 {
+	out := make([]float64, min(len(a), len(b)))
+	for i := range out {
+		out[i] = ratio(a[i], b[i])
+	}
+	return out
+}
+
+// minOf returns the smallest of xs (NaN for none); maxOf the largest.
+func minOf(xs []float64) float64 { return percentile(xs, 0) }
+func maxOf(xs []float64) float64 { return percentile(xs, 100) }
+
 // durationsMs turns durations into milliseconds.
 func durationsMs(ds []time.Duration) []float64 {
 	out := make([]float64, len(ds))

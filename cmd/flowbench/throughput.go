@@ -13,10 +13,22 @@ import (
 type variantRuns struct {
 	rate      []float64 // records per second
 	cpuPerRec []float64 // CPU microseconds per record, every process involved
-	stats     dataflow.RunStats
-	// grpcMessages is the number of gRPC messages the last run's state traffic took across
-	// the plugin boundary; 0 in-process, where there are none.
+	// messages are the gRPC messages per record of each round's state traffic across the
+	// plugin boundary; 0 in-process, where there are none.
+	messages []float64
+	stats    dataflow.RunStats // the last round's
+	// grpcMessages is the number of gRPC messages of the last round's state traffic.
 	grpcMessages int64
+}
+
+// add records one round's run.
+func (v *variantRuns) add(r runResult) {
+	n := float64(r.stats.Records)
+	v.rate = append(v.rate, n/r.elapsed.Seconds())
+	v.cpuPerRec = append(v.cpuPerRec, float64(r.cpu.Microseconds())/n)
+	v.messages = append(v.messages, float64(r.grpcMessages)/n)
+	v.stats = r.stats
+	v.grpcMessages = r.grpcMessages
 }
 
 // throughputResult compares one backend's aggregate job through the plugin and in-process.
@@ -28,6 +40,11 @@ type throughputResult struct {
 
 func (r *throughputResult) ratio() float64 {
 	return ratio(median(r.runs[plugin].rate), median(r.runs[inProcess].rate))
+}
+
+// worst is the lowest ratio of a round.
+func (r *throughputResult) worst() float64 {
+	return minOf(roundRatios(r.runs[plugin].rate, r.runs[inProcess].rate))
 }
 
 // aggregateJob is the job of item 1 at the sizes of s: the aggregate job over s.AggKeys
@@ -63,10 +80,7 @@ func (b *bench) throughput(ctx context.Context, backend string, deadline time.Ti
 				return nil, err
 			}
 			v := res.runs[m]
-			v.rate = append(v.rate, float64(r.stats.Records)/r.elapsed.Seconds())
-			v.cpuPerRec = append(v.cpuPerRec, float64(r.cpu.Microseconds())/float64(r.stats.Records))
-			v.stats = r.stats
-			v.grpcMessages = r.grpcMessages
+			v.add(r)
 			b.logf("aggregate %s %-10s round %d: %s records/s (%s)", backend, m, round+1, human(v.rate[len(v.rate)-1]), r.elapsed.Round(time.Millisecond))
 		}
 		res.rounds = round + 1

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"testing"
 	"testing/iotest"
 
@@ -69,20 +70,27 @@ func TestRoundTrip(t *testing.T) {
 	cases["many"] = many
 	for name, recs := range cases {
 		data := encode(t, recs)
-		for _, mode := range []string{"next", "view", "onebyte", "dataerr", "half"} {
+		for _, mode := range []string{"next", "view", "onebyte", "dataerr", "half", "chunked", "chunked-onebyte", "chunked-half"} {
 			var src io.Reader = bytes.NewReader(data)
 			switch mode {
-			case "onebyte":
+			case "onebyte", "chunked-onebyte":
 				if len(data) > 1<<20 {
 					continue
 				}
 				src = iotest.OneByteReader(src)
 			case "dataerr":
 				src = iotest.DataErrReader(src)
-			case "half":
+			case "half", "chunked-half":
 				src = iotest.HalfReader(src)
 			}
-			got, err := decodeAll(NewReader(src), mode == "view")
+			r := NewReader(src)
+			if strings.HasPrefix(mode, "chunked") {
+				// The smallest chunk: records cross chunk ends, and the big one needs its own.
+				// decodeAll keeps what Next returns, so the comparison below also checks that
+				// later reads never overwrite earlier records.
+				r = NewChunkedReader(src, 0)
+			}
+			got, err := decodeAll(r, mode == "view")
 			if err != nil {
 				t.Fatalf("%s/%s: %v", name, mode, err)
 			}
@@ -128,9 +136,10 @@ func TestNextOwnsItsSlices(t *testing.T) {
 func TestTruncatedIsCorrupt(t *testing.T) {
 	data := encode(t, []record{{[]byte("key"), []byte("value")}, {[]byte("k2"), []byte{}}})
 	for n := 0; n < len(data); n++ {
-		_, err := decodeAll(NewReader(bytes.NewReader(data[:n])), false)
-		if !errors.Is(err, sdk.ErrCorrupt) {
-			t.Fatalf("stream cut at %d of %d bytes: err = %v, want ErrCorrupt", n, len(data), err)
+		for _, r := range []*Reader{NewReader(bytes.NewReader(data[:n])), NewChunkedReader(bytes.NewReader(data[:n]), 0)} {
+			if _, err := decodeAll(r, false); !errors.Is(err, sdk.ErrCorrupt) {
+				t.Fatalf("stream cut at %d of %d bytes: err = %v, want ErrCorrupt", n, len(data), err)
+			}
 		}
 	}
 	big := encode(t, []record{{[]byte("k"), bytes.Repeat([]byte("v"), 2*bufferSize)}})
@@ -145,14 +154,18 @@ func TestDamageIsCorrupt(t *testing.T) {
 		for _, bit := range []byte{0x01, 0x80} {
 			d := bytes.Clone(data)
 			d[i] ^= bit
-			if _, err := decodeAll(NewReader(bytes.NewReader(d)), false); !errors.Is(err, sdk.ErrCorrupt) {
-				t.Fatalf("flipping bit %#x of byte %d: err = %v, want ErrCorrupt", bit, i, err)
+			for _, r := range []*Reader{NewReader(bytes.NewReader(d)), NewChunkedReader(bytes.NewReader(d), 0)} {
+				if _, err := decodeAll(r, false); !errors.Is(err, sdk.ErrCorrupt) {
+					t.Fatalf("flipping bit %#x of byte %d: err = %v, want ErrCorrupt", bit, i, err)
+				}
 			}
 		}
 	}
 	trailing := append(bytes.Clone(data), 0)
-	if _, err := decodeAll(NewReader(bytes.NewReader(trailing)), false); !errors.Is(err, sdk.ErrCorrupt) {
-		t.Fatalf("trailing byte: %v, want ErrCorrupt", err)
+	for _, r := range []*Reader{NewReader(bytes.NewReader(trailing)), NewChunkedReader(bytes.NewReader(trailing), 0)} {
+		if _, err := decodeAll(r, false); !errors.Is(err, sdk.ErrCorrupt) {
+			t.Fatalf("trailing byte: %v, want ErrCorrupt", err)
+		}
 	}
 	huge := append([]byte(Magic), 0xff, 0xff, 0xff, 0xff, 0x0f, 1, 'k')
 	if _, err := decodeAll(NewReader(bytes.NewReader(huge)), false); !errors.Is(err, sdk.ErrCorrupt) {

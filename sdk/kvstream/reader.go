@@ -24,6 +24,11 @@ type Reader struct {
 	eof    bool   // r returned io.EOF
 	header bool   // the magic header was read
 	err    error  // sticky
+	// chunked: buf is a chunk never written again once records were returned from it (see
+	// NewChunkedReader).
+	chunked   bool
+	chunkSize int
+	ahead     chan []byte // the next chunk, being prepared (see prepare)
 }
 
 // maxEmptyReads is how many (0, nil) reads in a row the reader tolerates.
@@ -34,15 +39,63 @@ func NewReader(r io.Reader) *Reader {
 	return &Reader{r: r, buf: make([]byte, bufferSize)}
 }
 
+// NewChunkedReader returns a Reader that leaves records where it read them: it reads the
+// stream into chunks of chunkSize bytes (at least 4 KiB; a larger record gets a chunk of
+// its own; a small stream should get a chunk of its size) and never writes a chunk again
+// once it returned a record from it. Next then copies nothing: the key and value it
+// returns point into the chunk, stay unchanged, and keep the whole chunk in memory for as
+// long as the caller keeps them. A backend that keeps most records it reads (an in-memory
+// backend restoring) saves an allocation and a copy per record; one that copies them
+// anyway should use NewReader and NextView. Once a chunk is full, the reader prepares the
+// next one on another goroutine (see prepare), so that a large stream's new memory is
+// faulted in while the chunk before is decoded.
+func NewChunkedReader(r io.Reader, chunkSize int) *Reader {
+	chunkSize = max(chunkSize, pageSize)
+	return &Reader{r: r, buf: make([]byte, chunkSize), chunked: true, chunkSize: chunkSize}
+}
+
+// prepare starts preparing a chunk for a chunked reader whose chunk is full: a goroutine
+// allocates it and writes to each of its pages, so that the page faults of new memory are
+// taken on another core while this one reads into and decodes the chunk before. The
+// goroutine ends once the chunk is ready, whether or not the reader takes it.
+func (r *Reader) prepare() {
+	if !r.chunked || r.ahead != nil || r.end < len(r.buf) {
+		return
+	}
+	ch := make(chan []byte, 1)
+	r.ahead = ch
+	go func(size int) {
+		b := make([]byte, size)
+		for i := 0; i < len(b); i += pageSize {
+			b[i] = 0
+		}
+		ch <- b
+	}(r.chunkSize)
+}
+
+// pageSize is the smallest page size of the platforms Go runs on.
+const pageSize = 4 << 10
+
+// newChunk returns a new chunk of at least n bytes: the one prepared, if any.
+func (r *Reader) newChunk(n int) []byte {
+	if r.ahead == nil || n > r.chunkSize {
+		return make([]byte, max(r.chunkSize, n))
+	}
+	b := <-r.ahead
+	r.ahead = nil
+	return b
+}
+
 // Next returns the next record. key and value are the caller's to keep (both share one
-// allocation); value is never nil. After the end marker, once the checksum and record count
-// have been verified and r holds nothing more, Next returns io.EOF. Malformed or truncated
+// allocation, or a chunk of a NewChunkedReader); value is never nil. After the end marker,
+// once the checksum and record count have been verified and r holds nothing more, Next
+// returns io.EOF. Malformed or truncated
 // input yields an error wrapping sdk.ErrCorrupt; errors of the underlying reader are
 // returned wrapped. Errors are sticky.
 func (r *Reader) Next() (key, value []byte, err error) {
 	k, v, err := r.next()
-	if err != nil {
-		return nil, nil, err
+	if err != nil || r.chunked {
+		return k, v, err
 	}
 	b := make([]byte, len(k)+len(v))
 	copy(b, k)
@@ -119,11 +172,17 @@ func (r *Reader) read() (key, value []byte, err error) {
 	return b[:klen:klen], b[klen:], nil
 }
 
-// readBig reads a record of n bytes, more than the buffer holds, into r.big.
+// readBig reads a record of n bytes, more than the buffer holds, into r.big (a new one
+// for a chunked reader, whose records are never overwritten).
 func (r *Reader) readBig(n int) ([]byte, error) {
 	r.crc = crc32.Update(r.crc, castagnoli, r.buf[r.crcPos:r.end])
-	r.big = append(r.big[:0], r.buf[r.pos:r.end]...)
-	r.pos, r.end, r.crcPos = 0, 0, 0
+	if r.chunked {
+		r.big = append([]byte(nil), r.buf[r.pos:r.end]...)
+		r.pos, r.crcPos = r.end, r.end // the chunk's records stay where they are
+	} else {
+		r.big = append(r.big[:0], r.buf[r.pos:r.end]...)
+		r.pos, r.end, r.crcPos = 0, 0, 0
+	}
 	for len(r.big) < n {
 		if r.eof {
 			return nil, io.ErrUnexpectedEOF
@@ -178,8 +237,9 @@ func (r *Reader) expectEOF() error {
 	if r.pos < r.end {
 		return fmt.Errorf("kvstream: %d unexpected bytes after the end marker: %w", r.end-r.pos, sdk.ErrCorrupt)
 	}
+	var scratch [64]byte // not buf: a chunked reader's records live there
 	for empty := 0; !r.eof; {
-		m, err := r.r.Read(r.buf)
+		m, err := r.r.Read(scratch[:])
 		if m > 0 {
 			return fmt.Errorf("kvstream: unexpected bytes after the end marker: %w", sdk.ErrCorrupt)
 		}
@@ -216,12 +276,19 @@ func (r *Reader) fill(n int) error {
 	if r.end-r.pos >= n {
 		return nil
 	}
-	if r.pos > 0 {
+	switch {
+	case r.chunked && len(r.buf)-r.pos < n:
+		// Records returned point into this chunk: go on in a new one.
+		r.crc = crc32.Update(r.crc, castagnoli, r.buf[r.crcPos:r.pos])
+		b := r.newChunk(n)
+		r.end = copy(b, r.buf[r.pos:r.end])
+		r.buf, r.pos, r.crcPos = b, 0, 0
+	case !r.chunked && r.pos > 0:
 		r.crc = crc32.Update(r.crc, castagnoli, r.buf[r.crcPos:r.pos])
 		r.end = copy(r.buf, r.buf[r.pos:r.end])
 		r.pos, r.crcPos = 0, 0
 	}
-	for empty := 0; r.end < n && !r.eof; {
+	for empty := 0; r.end-r.pos < n && !r.eof; {
 		m, err := r.r.Read(r.buf[r.end:])
 		r.end += m
 		if err == io.EOF {
@@ -237,7 +304,8 @@ func (r *Reader) fill(n int) error {
 			return io.ErrNoProgress
 		}
 	}
-	if r.end < n {
+	r.prepare()
+	if r.end-r.pos < n {
 		return io.ErrUnexpectedEOF
 	}
 	return nil

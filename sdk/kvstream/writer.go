@@ -65,6 +65,9 @@ func (w *Writer) Write(key, value []byte) error {
 	return nil
 }
 
+// Count returns the number of records written so far.
+func (w *Writer) Count() uint64 { return w.count }
+
 // Close writes the end marker (record count and checksum) and flushes the buffer. It does
 // not close the underlying writer. Further calls to Write fail.
 func (w *Writer) Close() error {

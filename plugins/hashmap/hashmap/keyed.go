@@ -76,6 +76,11 @@ func (kb *keyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
 }
 
 // Write applies mutations in order. Values are copied.
+//
+// A value the backend holds is its own (Get, Scan and snapshots copy values out), so a new
+// value of the same length replaces the old one's bytes in place while no pending snapshot
+// still needs the shard's old values: no allocation, and no map assignment, for the
+// common update of a key whose value keeps its size (a counter, a sum).
 func (kb *keyed) Write(ctx context.Context, mutations []sdk.Mutation) error {
 	if err := kb.check(); err != nil {
 		return err
@@ -84,6 +89,13 @@ func (kb *keyed) Write(ctx context.Context, mutations []sdk.Mutation) error {
 		i := kb.layout.shardOf(mu.Key)
 		sh := &kb.shards[i]
 		sh.mu.Lock()
+		if !mu.Delete && len(sh.active) == 0 {
+			if old, ok := sh.m[string(mu.Key)]; ok && len(old) == len(mu.Value) {
+				copy(old, mu.Value)
+				sh.mu.Unlock()
+				continue
+			}
+		}
 		m := sh.writable(i, mu.Key)
 		if mu.Delete {
 			delete(m, string(mu.Key))

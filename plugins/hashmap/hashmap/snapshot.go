@@ -58,7 +58,8 @@ func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactor
 	if err != nil {
 		return nil, fmt.Errorf("%s: snapshot %d: open stream: %w", kb.name, s.id, err)
 	}
-	if err := s.serialize(ctx, out); err != nil {
+	entries, err := s.serialize(ctx, out)
+	if err != nil {
 		out.Close()
 		return nil, err
 	}
@@ -70,6 +71,7 @@ func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactor
 		KeyGroups: kb.params.KeyGroups,
 		Format:    sdk.FormatCanonical,
 		Files:     []sdk.NamedStateHandle{{Name: snapshotFile, Handle: h}},
+		Meta:      encodeMeta(handleMeta{Entries: entries}),
 	}}, nil
 }
 
@@ -79,32 +81,32 @@ type spool struct{ b []byte }
 
 func (s *spool) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
 
-// serialize writes every shard's view to out.
-func (s *snapshot) serialize(ctx context.Context, out sdk.CheckpointStateOutputStream) error {
+// serialize writes every shard's view to out and returns the number of entries written.
+func (s *snapshot) serialize(ctx context.Context, out sdk.CheckpointStateOutputStream) (uint64, error) {
 	kb := s.kb
 	sp := &spool{}
 	w := kvstream.NewWriter(sp)
 	for i := range kb.shards {
 		if err := s.serializeShard(i, w); err != nil {
-			return err
+			return 0, err
 		}
 		if len(sp.b) > 0 {
 			if _, err := out.Write(sp.b); err != nil {
-				return fmt.Errorf("%s: snapshot %d: write stream: %w", kb.name, s.id, err)
+				return 0, fmt.Errorf("%s: snapshot %d: write stream: %w", kb.name, s.id, err)
 			}
 			sp.b = sp.b[:0]
 		}
 		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+			return 0, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
 		}
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+		return 0, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
 	}
 	if _, err := out.Write(sp.b); err != nil {
-		return fmt.Errorf("%s: snapshot %d: write stream: %w", kb.name, s.id, err)
+		return 0, fmt.Errorf("%s: snapshot %d: write stream: %w", kb.name, s.id, err)
 	}
-	return nil
+	return w.Count(), nil
 }
 
 // serializeShard writes the snapshot's view of shard i to w under the shard's lock, then
