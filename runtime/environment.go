@@ -184,7 +184,7 @@ func (e *Environment) Resolved(ctx context.Context, host *pluginhost.Host) (*con
 			return nil, err
 		}
 	}
-	if err := config.Resolve(e.conf, KindsOf(ctx, host)); err != nil {
+	if err := config.Resolve(e.conf, KindsOf(ctx, host, e.conf.Restart, e.logger)); err != nil {
 		return nil, err
 	}
 	return e.conf, nil
@@ -216,16 +216,4 @@ func (e *Environment) Execute(ctx context.Context, job *dataflow.Job, from strin
 	}
 	l := &Launch{Config: conf, Host: host, Logger: e.logger, From: from}
 	return l.Run(ctx, job)
-}
-
-// KindsOf returns the function config.Resolve uses to learn what a third-party plugin
-// serves: it starts the plugin and asks.
-func KindsOf(ctx context.Context, host *pluginhost.Host) func(string) ([]sdk.Kind, error) {
-	return func(name string) ([]sdk.Kind, error) {
-		in, err := host.Open(ctx, name)
-		if err != nil {
-			return nil, err
-		}
-		return in.Info().Kinds, nil
-	}
 }

@@ -119,7 +119,7 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 		}
 		return nil
 	})
-	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
+	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host, cfg.Restart, nil)); err != nil {
 		return runResult{}, fmt.Errorf("benchmark configuration: %w", err)
 	}
 	res := runResult{}

@@ -106,7 +106,7 @@ func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf fun
 	if kindsOf == nil {
 		host := pluginhost.New(opts)
 		defer host.Close()
-		kindsOf = runtime.KindsOf(ctx, host)
+		kindsOf = runtime.KindsOf(ctx, host, cfg.Restart, opts.Logger)
 	}
 	if err := config.Resolve(cfg, kindsOf); err != nil {
 		return config.Explanation{}, err

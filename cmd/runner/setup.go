@@ -46,7 +46,7 @@ func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock b
 		return nil, err
 	}
 	host := pluginhost.New(opts)
-	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host)); err != nil {
+	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host, cfg.Restart, log)); err != nil {
 		host.Close()
 		return nil, err
 	}

@@ -1,8 +1,9 @@
 // Package testplugins builds the small plugin binaries the runner's tests start: the SDK's
 // own test plugins (Names, from sdk/internal/testplugins: mem, memstorage, memv3, junk,
 // crash, noisy), and for the fault tests faultstorage (fsstorage with injected delays and
-// hangs), bigmsg (a backend whose replies exceed gRPC's message limit) and hangbackend
-// (hashmap with an injected deadlock), which live here because they wrap built-in plugins.
+// hangs), bigmsg (a backend whose replies exceed gRPC's message limit) hangbackend
+// (hashmap with an injected deadlock) and diebackend (hashmap that kills itself while it
+// starts, is configured or restores), which live here because they wrap built-in plugins.
 package testplugins
 
 import (
@@ -18,7 +19,7 @@ import (
 var Names = []string{"mem", "memstorage", "memv3", "junk", "crash", "noisy"}
 
 // FaultNames are the further test plugins the runner's fault tests use.
-var FaultNames = []string{"faultstorage", "bigmsg", "hangbackend"}
+var FaultNames = []string{"faultstorage", "bigmsg", "hangbackend", "diebackend"}
 
 // Prefix starts the file name of every plugin binary.
 const Prefix = "flowstate-plugin-"
