@@ -18,9 +18,12 @@ func encode(t testing.TB, recs []record) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	w := NewWriter(&b)
-	for _, r := range recs {
+	for i, r := range recs {
 		if err := w.Write(r.k, r.v); err != nil {
 			t.Fatalf("Write: %v", err)
+		}
+		if got := w.Count(); got != uint64(i+1) {
+			t.Fatalf("Count after %d records = %d", i+1, got)
 		}
 	}
 	if err := w.Close(); err != nil {
