@@ -60,12 +60,15 @@ func (s *Stats) Add(o Stats) {
 // those writes carry stays in the store's cache until they are done, so a key the store
 // has to read is one no write in flight touches.
 type Store struct {
-	backend  sdk.KeyedStateBackend
-	pipe     host.PipelinedWriter // the backend's, or host.LocalPipeline's for one in this process
-	maxP     int
-	names    []string
-	cache    map[string]*entry
-	vc       valueCache          // values known from earlier batches, see SetCacheEntries
+	backend sdk.KeyedStateBackend
+	pipe    host.PipelinedWriter // the backend's, or host.LocalPipeline's for one in this process
+	maxP    int
+	names   []string
+	cache   map[string]*entry
+	vc      valueCache // values known from earlier batches, see SetCacheEntries
+	// complete says the cache holds every value the backend has (or will have once the
+	// writes in flight are done), so a key it does not hold is absent: see StartEmpty.
+	complete bool
 	fetching map[string]fetchRef // keys whose read Prefetch started, until a batch takes them
 	reads    []*pendingRead      // reads started and not waited for yet, oldest first
 	order    []*entry            // dirty entries in first-write order
@@ -139,7 +142,7 @@ func stateKey(dst []byte, group int, name string, key []byte) []byte {
 // Without a cache between batches (SetCacheEntries(0)) it does nothing. groups are the
 // keys' key groups, as ProcessBatch takes them.
 func (s *Store) Prefetch(ctx context.Context, keys [][]byte, groups []int) {
-	if s.vc.max <= 0 {
+	if s.vc.max <= 0 || s.complete {
 		return
 	}
 	groups = s.keyGroups(keys, groups)
@@ -314,6 +317,13 @@ func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre [
 	if err := s.makeRoom(len(fetch) + len(pre)); err != nil {
 		return err
 	}
+	if len(fetch) > 0 && s.complete {
+		// Nothing the cache lacks is in the backend: the keys are absent.
+		for _, e := range fetchE {
+			s.read(e, nil)
+		}
+		fetch = nil
+	}
 	if len(fetch) > 0 {
 		if s.vc.max <= 0 {
 			// Without the cache, a write in flight may touch any key: read after them.
@@ -448,6 +458,7 @@ func (s *Store) waitOldest() error {
 	err := w.wait()
 	if err != nil {
 		s.vc.reset() // the write may have applied in part
+		s.complete = false
 	}
 	return err
 }
@@ -501,15 +512,26 @@ func (s *Store) makeRoom(n int) error {
 			return err
 		}
 	}
-	s.vc.rotate()
+	if s.vc.rotate() {
+		s.complete = false // values left the cache: a key it lacks may be in the backend
+	}
 	return nil
 }
+
+// StartEmpty tells the store that its keyed backend holds no state: one just created
+// (sdk.StateBackend.CreateKeyedStateBackend returns it empty) with nothing restored into
+// it. The subtask is the backend's only writer and the cache keeps every value it writes,
+// so until the cache first lets a value go a key it does not hold is absent, and batches
+// read nothing from the backend. Call it before the first batch, after SetCacheEntries;
+// it does nothing without a cache (SetCacheEntries(0)).
+func (s *Store) StartEmpty() { s.complete = s.vc.max > 0 }
 
 // SetCacheEntries bounds the values kept between micro-batches, per generation of the
 // cache (0: none). Call it before the first batch.
 func (s *Store) SetCacheEntries(n int) {
 	s.vc.max = n
 	s.vc.reset()
+	s.complete = false
 }
 
 // CurrentKey returns the key of the record being processed.
