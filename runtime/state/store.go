@@ -74,7 +74,13 @@ type Store struct {
 	order    []*entry            // dirty entries in first-write order
 	groups   []int               // scratch for key groups, see keyGroups
 	slab     []entry             // the batch's entries, see ProcessBatch
-	keyBuf   []byte              // scratch for state keys
+	// byRecord holds the batch's entry of each record and declared state, record by
+	// record (len(names) per record), so that reads and writes of the current record's
+	// state find their entry without building its key or a lookup; cur is the current
+	// record's part.
+	byRecord []*entry
+	cur      []*entry
+	keyBuf   []byte // scratch for state keys
 	curKey   []byte
 	curGroup int
 	ctx      context.Context
@@ -261,11 +267,13 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	var fetch [][]byte        // keys to read now
 	var fetchE []*entry       // their entries
 	var pre []prefetchedEntry // keys Prefetch started reading
+	byRecord := s.byRecord[:0]
 	for i, k := range keys {
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], groups[i], n, k)
 			s.keyBuf = sk
-			if _, ok := s.cache[string(sk)]; ok {
+			if e, ok := s.cache[string(sk)]; ok {
+				byRecord = append(byRecord, e)
 				continue
 			}
 			v, young, cached := s.vc.get(sk)
@@ -278,6 +286,7 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 			}
 			e := &slab[len(slab)-1]
 			s.cache[e.key] = e
+			byRecord = append(byRecord, e)
 			switch {
 			case cached:
 				e.value, e.kept = v, young
@@ -294,8 +303,12 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	if err := s.fill(ctx, fetch, fetchE, pre); err != nil {
 		return err
 	}
+	s.byRecord = byRecord
+	defer func() { clear(s.byRecord); s.cur = nil }()
+	names := len(s.names)
 	for i := range keys {
 		s.curKey, s.curGroup = keys[i], groups[i]
+		s.cur = byRecord[i*names : (i+1)*names]
 		if err := fn(i); err != nil {
 			return err
 		}
@@ -542,6 +555,9 @@ func (s *Store) get(name string) ([]byte, error) {
 	if s.curKey == nil {
 		return nil, fmt.Errorf("state %q accessed outside of keyed processing", name)
 	}
+	if e := s.declared(name); e != nil {
+		return e.value, nil
+	}
 	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
 	if e, ok := s.cache[string(s.scratch)]; ok {
 		return e.value, nil
@@ -566,16 +582,30 @@ func (s *Store) set(name string, v []byte) error {
 	if s.curKey == nil {
 		return fmt.Errorf("state %q accessed outside of keyed processing", name)
 	}
-	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
-	e, ok := s.cache[string(s.scratch)]
-	if !ok {
-		e = &entry{key: string(s.scratch)}
-		s.cache[e.key] = e
+	e := s.declared(name)
+	if e == nil {
+		s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
+		var ok bool
+		if e, ok = s.cache[string(s.scratch)]; !ok {
+			e = &entry{key: string(s.scratch)}
+			s.cache[e.key] = e
+		}
 	}
 	if !e.dirty {
 		e.dirty = true
 		s.order = append(s.order, e)
 	}
 	e.value = v
+	return nil
+}
+
+// declared returns the current record's entry of state name, one the operator declared;
+// nil for any other name.
+func (s *Store) declared(name string) *entry {
+	for i, n := range s.names {
+		if n == name && i < len(s.cur) {
+			return s.cur[i]
+		}
+	}
 	return nil
 }
