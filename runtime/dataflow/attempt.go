@@ -230,15 +230,16 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 			if k == last {
 				t.sinkRecords = env.Monitor.Subtask(SinkID, i)
 			}
+			empty := false
 			if len(st.states) > 0 {
 				if env.Backend == nil {
 					return closers, fmt.Errorf("operator %q keeps state but no state backend is configured", st.id)
 				}
-				kb, err := a.openKeyed(ctx, st, i)
+				kb, restored, err := a.openKeyed(ctx, st, i)
 				if err != nil {
 					return closers, err
 				}
-				t.kb = kb
+				t.kb, empty = kb, !restored
 			}
 			t.store, err = state.NewStore(t.kb, job.MaxParallelism, st.states)
 			if err != nil {
@@ -246,6 +247,9 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 					closers = append(closers, t.kb.Close)
 				}
 				return closers, fmt.Errorf("operator %q: %w", st.id, err)
+			}
+			if empty {
+				t.store.StartEmpty() // nothing to read until its cache lets a value go
 			}
 			if t.kb != nil {
 				closers = append(closers, t.store.Close) // the writes in flight, then the backend
@@ -340,27 +344,28 @@ func (r countingReadCloser) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// openKeyed creates subtask i's keyed backend and restores its key groups.
-func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (sdk.KeyedStateBackend, error) {
+// openKeyed creates subtask i's keyed backend and restores its key groups; restored says
+// whether any state was restored into it (a backend is created empty).
+func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (kb sdk.KeyedStateBackend, restored bool, err error) {
 	job := a.job
 	kgs := state.KeyGroupRangeFor(job.MaxParallelism, job.Parallelism, i)
-	kb, err := a.env.Backend.CreateKeyedStateBackend(ctx, sdk.KeyedBackendParams{
+	kb, err = a.env.Backend.CreateKeyedStateBackend(ctx, sdk.KeyedBackendParams{
 		JobID: job.Name, OperatorID: st.id, Subtask: i, Parallelism: job.Parallelism,
 		MaxParallelism: job.MaxParallelism, KeyGroups: kgs,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("create keyed state backend for operator %s subtask %d (%s): %w", st.id, i, a.env.BackendName, err)
+		return nil, false, fmt.Errorf("create keyed state backend for operator %s subtask %d (%s): %w", st.id, i, a.env.BackendName, err)
 	}
 	if a.env.Restore == nil {
-		return kb, nil
+		return kb, false, nil
 	}
 	if a.env.Restore.MaxParallelism != job.MaxParallelism {
 		kb.Close()
-		return nil, fmt.Errorf("checkpoint %d has max parallelism %d, the job %d: key groups cannot be remapped", a.env.Restore.CheckpointID, a.env.Restore.MaxParallelism, job.MaxParallelism)
+		return nil, false, fmt.Errorf("checkpoint %d has max parallelism %d, the job %d: key groups cannot be remapped", a.env.Restore.CheckpointID, a.env.Restore.MaxParallelism, job.MaxParallelism)
 	}
 	handles := a.restoreHandles(st, i)
 	if len(handles) == 0 {
-		return kb, nil
+		return kb, false, nil
 	}
 	var counted int64
 	reader := countingReader{Reader: checkpoint.Reader{Access: a.env.Checkpoints.Access()}, add: func(n int64) {
@@ -369,10 +374,10 @@ func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (sdk.KeyedSta
 	}}
 	if err := kb.Restore(ctx, handles, reader); err != nil {
 		kb.Close()
-		return nil, fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", st.id, i, a.env.Restore.CheckpointID, a.env.BackendName, err)
+		return nil, false, fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", st.id, i, a.env.Restore.CheckpointID, a.env.BackendName, err)
 	}
 	// A backend that read its files itself (sdk.LocalStateLocator) read them past the
 	// reader: they count now.
 	a.restoring.Add(handleBytes(handles) - counted)
-	return kb, nil
+	return kb, true, nil
 }

@@ -34,10 +34,13 @@ func (c *valueCache) put(key string, value []byte) {
 func (c *valueCache) full(n int) bool { return c.max > 0 && len(c.young)+n > c.max }
 
 // rotate starts a generation: the young one becomes the old one, the old one is dropped.
-func (c *valueCache) rotate() {
+// It reports whether that dropped any value.
+func (c *valueCache) rotate() bool {
+	dropped := len(c.old) > 0
 	c.old, c.young = c.young, c.old
 	clear(c.young)
 	c.gen++
+	return dropped
 }
 
 // reset drops every value.

@@ -60,18 +60,27 @@ func (s *Stats) Add(o Stats) {
 // those writes carry stays in the store's cache until they are done, so a key the store
 // has to read is one no write in flight touches.
 type Store struct {
-	backend  sdk.KeyedStateBackend
-	pipe     host.PipelinedWriter // the backend's, or host.LocalPipeline's for one in this process
-	maxP     int
-	names    []string
-	cache    map[string]*entry
-	vc       valueCache          // values known from earlier batches, see SetCacheEntries
+	backend sdk.KeyedStateBackend
+	pipe    host.PipelinedWriter // the backend's, or host.LocalPipeline's for one in this process
+	maxP    int
+	names   []string
+	cache   map[string]*entry
+	vc      valueCache // values known from earlier batches, see SetCacheEntries
+	// complete says the cache holds every value the backend has (or will have once the
+	// writes in flight are done), so a key it does not hold is absent: see StartEmpty.
+	complete bool
 	fetching map[string]fetchRef // keys whose read Prefetch started, until a batch takes them
 	reads    []*pendingRead      // reads started and not waited for yet, oldest first
 	order    []*entry            // dirty entries in first-write order
 	groups   []int               // scratch for key groups, see keyGroups
 	slab     []entry             // the batch's entries, see ProcessBatch
-	keyBuf   []byte              // scratch for state keys
+	// byRecord holds the batch's entry of each record and declared state, record by
+	// record (len(names) per record), so that reads and writes of the current record's
+	// state find their entry without building its key or a lookup; cur is the current
+	// record's part.
+	byRecord []*entry
+	cur      []*entry
+	keyBuf   []byte // scratch for state keys
 	curKey   []byte
 	curGroup int
 	ctx      context.Context
@@ -139,7 +148,7 @@ func stateKey(dst []byte, group int, name string, key []byte) []byte {
 // Without a cache between batches (SetCacheEntries(0)) it does nothing. groups are the
 // keys' key groups, as ProcessBatch takes them.
 func (s *Store) Prefetch(ctx context.Context, keys [][]byte, groups []int) {
-	if s.vc.max <= 0 {
+	if s.vc.max <= 0 || s.complete {
 		return
 	}
 	groups = s.keyGroups(keys, groups)
@@ -258,11 +267,13 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	var fetch [][]byte        // keys to read now
 	var fetchE []*entry       // their entries
 	var pre []prefetchedEntry // keys Prefetch started reading
+	byRecord := s.byRecord[:0]
 	for i, k := range keys {
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], groups[i], n, k)
 			s.keyBuf = sk
-			if _, ok := s.cache[string(sk)]; ok {
+			if e, ok := s.cache[string(sk)]; ok {
+				byRecord = append(byRecord, e)
 				continue
 			}
 			v, young, cached := s.vc.get(sk)
@@ -275,6 +286,7 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 			}
 			e := &slab[len(slab)-1]
 			s.cache[e.key] = e
+			byRecord = append(byRecord, e)
 			switch {
 			case cached:
 				e.value, e.kept = v, young
@@ -291,8 +303,12 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	if err := s.fill(ctx, fetch, fetchE, pre); err != nil {
 		return err
 	}
+	s.byRecord = byRecord
+	defer func() { clear(s.byRecord); s.cur = nil }()
+	names := len(s.names)
 	for i := range keys {
 		s.curKey, s.curGroup = keys[i], groups[i]
+		s.cur = byRecord[i*names : (i+1)*names]
 		if err := fn(i); err != nil {
 			return err
 		}
@@ -313,6 +329,13 @@ type prefetchedEntry struct {
 func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre []prefetchedEntry) error {
 	if err := s.makeRoom(len(fetch) + len(pre)); err != nil {
 		return err
+	}
+	if len(fetch) > 0 && s.complete {
+		// Nothing the cache lacks is in the backend: the keys are absent.
+		for _, e := range fetchE {
+			s.read(e, nil)
+		}
+		fetch = nil
 	}
 	if len(fetch) > 0 {
 		if s.vc.max <= 0 {
@@ -448,6 +471,7 @@ func (s *Store) waitOldest() error {
 	err := w.wait()
 	if err != nil {
 		s.vc.reset() // the write may have applied in part
+		s.complete = false
 	}
 	return err
 }
@@ -501,15 +525,26 @@ func (s *Store) makeRoom(n int) error {
 			return err
 		}
 	}
-	s.vc.rotate()
+	if s.vc.rotate() {
+		s.complete = false // values left the cache: a key it lacks may be in the backend
+	}
 	return nil
 }
+
+// StartEmpty tells the store that its keyed backend holds no state: one just created
+// (sdk.StateBackend.CreateKeyedStateBackend returns it empty) with nothing restored into
+// it. The subtask is the backend's only writer and the cache keeps every value it writes,
+// so until the cache first lets a value go a key it does not hold is absent, and batches
+// read nothing from the backend. Call it before the first batch, after SetCacheEntries;
+// it does nothing without a cache (SetCacheEntries(0)).
+func (s *Store) StartEmpty() { s.complete = s.vc.max > 0 }
 
 // SetCacheEntries bounds the values kept between micro-batches, per generation of the
 // cache (0: none). Call it before the first batch.
 func (s *Store) SetCacheEntries(n int) {
 	s.vc.max = n
 	s.vc.reset()
+	s.complete = false
 }
 
 // CurrentKey returns the key of the record being processed.
@@ -519,6 +554,9 @@ func (s *Store) CurrentKey() []byte { return s.curKey }
 func (s *Store) get(name string) ([]byte, error) {
 	if s.curKey == nil {
 		return nil, fmt.Errorf("state %q accessed outside of keyed processing", name)
+	}
+	if e := s.declared(name); e != nil {
+		return e.value, nil
 	}
 	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
 	if e, ok := s.cache[string(s.scratch)]; ok {
@@ -544,16 +582,30 @@ func (s *Store) set(name string, v []byte) error {
 	if s.curKey == nil {
 		return fmt.Errorf("state %q accessed outside of keyed processing", name)
 	}
-	s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
-	e, ok := s.cache[string(s.scratch)]
-	if !ok {
-		e = &entry{key: string(s.scratch)}
-		s.cache[e.key] = e
+	e := s.declared(name)
+	if e == nil {
+		s.scratch = stateKey(s.scratch[:0], s.curGroup, name, s.curKey)
+		var ok bool
+		if e, ok = s.cache[string(s.scratch)]; !ok {
+			e = &entry{key: string(s.scratch)}
+			s.cache[e.key] = e
+		}
 	}
 	if !e.dirty {
 		e.dirty = true
 		s.order = append(s.order, e)
 	}
 	e.value = v
+	return nil
+}
+
+// declared returns the current record's entry of state name, one the operator declared;
+// nil for any other name.
+func (s *Store) declared(name string) *entry {
+	for i, n := range s.names {
+		if n == name && i < len(s.cur) {
+			return s.cur[i]
+		}
+	}
 	return nil
 }

@@ -465,3 +465,57 @@ func TestStoreUndeclaredStateReadsAfterWrites(t *testing.T) {
 		t.Fatalf("%d reads, want one per batch for the undeclared state", st.GetCalls)
 	}
 }
+
+// A store over a backend it knows to be empty reads nothing until its cache lets a value
+// go; from then on it reads what it does not hold, and every count stays right.
+func TestStoreStartingEmptyReadsOnlyAfterTheCacheDropsValues(t *testing.T) {
+	b := &mapBackend{m: map[string][]byte{}}
+	count := NewValue("count", Int64)
+	s, _ := NewStore(b, 128, []Descriptor{count})
+	s.SetCacheEntries(4)
+	s.StartEmpty()
+	want := map[string]int64{}
+	incr := func(keys ...string) {
+		t.Helper()
+		var ks [][]byte
+		for _, k := range keys {
+			ks = append(ks, []byte(k))
+		}
+		s.Prefetch(context.Background(), ks, nil)
+		if err := s.ProcessBatch(context.Background(), ks, nil, func(i int) error {
+			n, _, err := count.Get(s)
+			if err != nil {
+				return err
+			}
+			if w := want[string(ks[i])]; n != w {
+				return fmt.Errorf("count of %s = %d before the update, want %d", ks[i], n, w)
+			}
+			want[string(ks[i])] = n + 1
+			return count.Update(s, n+1)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	incr("a", "b", "a")
+	incr("c", "d")
+	incr("e", "f", "a") // a new generation: a..d are the old one, nothing dropped yet
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if b.gets != 0 || s.Stats().GetCalls != 0 {
+		t.Fatalf("%d gets of an empty backend; want none", b.gets)
+	}
+	incr("g", "h", "i") // another generation: b, c, d leave the cache
+	incr("b", "c", "j")
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if b.gets == 0 {
+		t.Fatal("no read after the cache dropped values: b and c would have restarted at 0")
+	}
+	for k, n := range want {
+		if got, _ := Int64.Decode(b.m[string(AppendStateKey(nil, KeyGroupFor([]byte(k), 128), "count", []byte(k)))]); got != n {
+			t.Fatalf("backend holds %s = %d, want %d", k, got, n)
+		}
+	}
+}
