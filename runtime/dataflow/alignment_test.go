@@ -27,7 +27,8 @@ func keyOf(src, seq int) string { return "k" + strconv.Itoa((seq*7+src)%100) }
 // read until then, sends its own first barrier only after subtask 0 ran ahead: after
 // one read past the barrier (the records are emitted, but exactly-once mode keeps them
 // from being sent), or, with afterSend, once those records were sent and the next read
-// begins (only possible when nothing holds them back).
+// begins (only possible when nothing holds them back). Subtask 1 holds back its first
+// barrier the same way when it is triggered before its first read.
 type runAheadSource struct {
 	records   [2]int
 	afterSend bool
@@ -37,16 +38,17 @@ type runAheadSource struct {
 
 type runAheadReader struct {
 	s         *runAheadSource
+	ctx       context.Context // the attempt's, for Position
 	sub, next int
 	barrier   bool // subtask 0: its first barrier was taken
 	reads     int  // subtask 0: reads since
 }
 
-func (s *runAheadSource) Open(_ context.Context, sub, p int, pos []byte) (dataflow.SourceReader, error) {
+func (s *runAheadSource) Open(ctx context.Context, sub, p int, pos []byte) (dataflow.SourceReader, error) {
 	if p != 2 {
 		return nil, fmt.Errorf("runAheadSource has 2 subtasks, not %d", p)
 	}
-	r := &runAheadReader{s: s, sub: sub}
+	r := &runAheadReader{s: s, ctx: ctx, sub: sub}
 	if pos != nil {
 		n, err := strconv.Atoi(string(pos))
 		if err != nil {
@@ -57,15 +59,25 @@ func (s *runAheadSource) Open(_ context.Context, sub, p int, pos []byte) (datafl
 	return r, nil
 }
 
-func (r *runAheadReader) Read(ctx context.Context, max int, emit func(any)) error {
-	if r.sub == 1 && r.next == 0 {
-		for _, c := range []chan struct{}{r.s.barrier0, r.s.ahead} {
-			select {
-			case <-c:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+// holdBack returns, for subtask 1 before its first read, once subtask 0 ran ahead of its
+// first barrier, or when ctx ends.
+func (r *runAheadReader) holdBack(ctx context.Context) error {
+	if r.sub != 1 || r.next != 0 {
+		return nil
+	}
+	for _, c := range []chan struct{}{r.s.barrier0, r.s.ahead} {
+		select {
+		case <-c:
+		case <-ctx.Done():
+			return ctx.Err()
 		}
+	}
+	return nil
+}
+
+func (r *runAheadReader) Read(ctx context.Context, max int, emit func(any)) error {
+	if err := r.holdBack(ctx); err != nil {
+		return err
 	}
 	if r.sub == 0 && !r.barrier && r.next >= r.s.records[0]/2 {
 		// Keep half the input for after the first barrier; read again shortly (the
@@ -97,6 +109,11 @@ func (r *runAheadReader) Read(ctx context.Context, max int, emit func(any)) erro
 }
 
 func (r *runAheadReader) Position() ([]byte, error) {
+	// A trigger that reaches subtask 1 before its first read (a busy machine may start it
+	// late) must not let the first checkpoint align before subtask 0 ran ahead.
+	if err := r.holdBack(r.ctx); err != nil {
+		return nil, err
+	}
 	if r.sub == 0 && !r.barrier {
 		r.barrier = true
 		close(r.s.barrier0)

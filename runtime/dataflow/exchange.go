@@ -30,7 +30,11 @@ import (
 // aligned one. A sender that did send j records since sends the barrier as a message
 // behind them, and j counts it when it takes it (inbox.arrived). A checkpoint still takes
 // p*p such steps per stage boundary, but only the pairs that exchanged records since the
-// previous one cost a message.
+// previous one cost a message. A pass is only right when j took everything the sender
+// sent it, which j's aligning the sender's previous barrier proves, but not its
+// releasing it (see Aborted checkpoints): so a sender also sends the barrier as a message
+// while the newest barrier message it sent j (output.behind) is newer than the newest
+// barrier j settled (inbox.settledID), that is aligned with every input's barrier taken.
 //
 // Consequences:
 //
@@ -75,7 +79,11 @@ import (
 // that learns n was aborted while aligning it (stageTask.releaseAborted) ends the
 // alignment at once without a snapshot: it publishes aligned = n and passes barrier n
 // on, so every subtask still passes every barrier once and in order, and the copies of n
-// that come later are not counted. A barrier n+1 reaching a receiver that still aligns n
+// that come later are not counted. A released n is not settled: a sender's message n,
+// and the records before it, may still be in the inbox or not even sent, so that sender
+// sends n+1 as a message behind them. Were n+1 passed, it could complete the alignment
+// of n+1 before j took those records, and the snapshot of n+1 would lack records that
+// precede its barriers. A barrier n+1 reaching a receiver that still aligns n
 // is impossible in exactly-once mode (its sender waited for n to be aligned); in
 // at-least-once mode it means n was aborted, and the receiver releases n the same way.
 //
@@ -108,6 +116,9 @@ type inbox struct {
 	ready chan struct{}
 	// alignedID is aligned, for the senders' wait without the lock.
 	alignedID atomic.Int64
+	// settledID is the newest barrier aligned, not released: the subtask took it from
+	// every input, so no message sent before it is left in the inbox (see output.behind).
+	settledID atomic.Int64
 	mu        sync.Mutex
 	aligned   int64         // the newest barrier aligned or released; written by the subtask
 	missing   int           // inputs that have not passed the barrier after aligned
@@ -119,12 +130,15 @@ func newInbox(inputs int) *inbox {
 	return &inbox{ch: make(chan message, inboxCap), ready: make(chan struct{}, 1), missing: inputs}
 }
 
-// align makes barrier id aligned (or released), expects the next barrier from inputs
-// inputs, and wakes the senders waiting for it.
-func (in *inbox) align(id int64, inputs int) {
+// align makes barrier id aligned (settled) or released (not settled), expects the next
+// barrier from inputs inputs, and wakes the senders waiting for it.
+func (in *inbox) align(id int64, inputs int, settled bool) {
 	in.mu.Lock()
 	in.aligned, in.missing, in.next = id, inputs, nil
 	in.alignedID.Store(id)
+	if settled {
+		in.settledID.Store(id)
+	}
 	if in.wake != nil {
 		close(in.wake)
 		in.wake = nil

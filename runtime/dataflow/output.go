@@ -30,11 +30,16 @@ type output struct {
 	// touched holds the receivers sent records since the last barrier: they get the next
 	// barrier as a message behind those records, the others without one.
 	touched map[int]struct{}
-	first   int // the receiver a broadcast starts with, to spread the senders' passes
-	keyOf   func(any) []byte
-	maxP    int
-	batch   int
-	limit   int // records buffered in all before every buffer is sent
+	// behind holds, per receiver, the newest barrier sent to it as a message. A later
+	// barrier passes without a message only once the receiver settled that one: a receiver
+	// that released an aborted checkpoint's alignment may not have taken the message yet,
+	// nor the records before it, and a pass would overtake them.
+	behind []int64
+	first  int // the receiver a broadcast starts with, to spread the senders' passes
+	keyOf  func(any) []byte
+	maxP   int
+	batch  int
+	limit  int // records buffered in all before every buffer is sent
 	// open holds a buffer per receiver that has records buffered since the last flush;
 	// index finds a receiver's buffer. Only receivers written to take memory.
 	open     []routed
@@ -54,7 +59,7 @@ type routed struct {
 
 // newOutput returns the output of subtask idx: into next, or into sink when next is nil.
 func newOutput(idx int, next []*inbox, exact bool, keyOf func(any) []byte, maxP, batch int, sink SinkWriter) *output {
-	o := &output{next: next, exact: exact, touched: map[int]struct{}{}, keyOf: keyOf, maxP: maxP,
+	o := &output{next: next, exact: exact, touched: map[int]struct{}{}, behind: make([]int64, len(next)), keyOf: keyOf, maxP: maxP,
 		batch: batch, limit: batch * min(len(next), sendLimitBatches), index: map[int]int{}, hint: 16, sink: sink}
 	if len(next) > 0 {
 		o.first = idx % len(next)
@@ -145,8 +150,9 @@ func (o *output) flush(ctx context.Context) error {
 }
 
 // broadcast flushes, then passes barrier b (or endOfStream) to every next-stage subtask:
-// as a message to those sent records since the last barrier, and to all in at-least-once
-// mode (but the end); by inbox.pass to the others (see exchange.go).
+// as a message to those sent records since the last barrier or that may still hold a
+// barrier message (behind), and to all in at-least-once mode (but the end); by inbox.pass
+// to the others (see exchange.go).
 func (o *output) broadcast(ctx context.Context, b *barrier) error {
 	if err := o.flush(ctx); err != nil {
 		return err
@@ -154,14 +160,16 @@ func (o *output) broadcast(ctx context.Context, b *barrier) error {
 	n := len(o.next)
 	for i := range n {
 		t := (o.first + i) % n
-		if _, ok := o.touched[t]; ok || !o.exact && b != endOfStream {
-			if err := o.put(ctx, t, message{barrier: b}); err != nil {
+		if err := o.waitFor(ctx, t); err != nil {
+			return err
+		}
+		_, touched := o.touched[t]
+		if touched || o.behind[t] > o.next[t].settledID.Load() || !o.exact && b != endOfStream {
+			o.behind[t] = b.id
+			if err := o.next[t].put(ctx, message{barrier: b}); err != nil {
 				return err
 			}
 			continue
-		}
-		if err := o.waitFor(ctx, t); err != nil {
-			return err
 		}
 		o.next[t].pass(b)
 	}

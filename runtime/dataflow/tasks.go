@@ -279,7 +279,7 @@ func (t *stageTask) run(ctx context.Context) error {
 			// Aligned: the senders may go on, and what they send now waits in the inbox
 			// until the snapshot is taken. What was taken in before comes first.
 			t.pending = nil
-			t.publish(done.id)
+			t.publish(done.id, true)
 			if err := drain(); err != nil {
 				return err
 			}
@@ -348,17 +348,18 @@ func (t *stageTask) releaseAborted(ctx context.Context) error {
 // still passes every barrier once and in order (see exchange.go).
 func (t *stageTask) release(ctx context.Context, b *barrier) error {
 	t.pending = nil
-	t.publish(b.id)
+	t.publish(b.id, false)
 	if t.sink != nil {
 		return nil
 	}
 	return t.out.broadcast(ctx, b)
 }
 
-// publish makes barrier id aligned and starts counting the next.
-func (t *stageTask) publish(id int64) {
+// publish makes barrier id aligned, settled when every input's barrier was taken (not
+// when the alignment was released), and starts counting the next.
+func (t *stageTask) publish(id int64, settled bool) {
 	t.aligned = id
-	t.in.align(id, t.inputs)
+	t.in.align(id, t.inputs, settled)
 }
 
 // checkpoint takes the subtask's part of checkpoint b once its barrier arrived on every
