@@ -102,7 +102,7 @@ type entry struct {
 	key   string // the state key
 	value []byte // nil when absent
 	dirty bool
-	kept  bool // in the cache's young generation already
+	slot  *slot // the key's slot in the value cache, nil when not cached
 }
 
 // NewStore returns a Store over backend for an operator declaring the given states.
@@ -159,7 +159,7 @@ func (s *Store) Prefetch(ctx context.Context, keys [][]byte, groups []int) {
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], g, n, k)
 			s.keyBuf = sk
-			if _, _, ok := s.vc.get(sk); ok {
+			if _, ok := s.vc.get(sk); ok {
 				continue
 			}
 			if _, ok := s.fetching[string(sk)]; ok {
@@ -276,7 +276,7 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 				byRecord = append(byRecord, e)
 				continue
 			}
-			v, young, cached := s.vc.get(sk)
+			sl, cached := s.vc.get(sk)
 			ref, prefetched := s.fetching[string(sk)]
 			if prefetched {
 				delete(s.fetching, ref.key)
@@ -289,7 +289,7 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 			byRecord = append(byRecord, e)
 			switch {
 			case cached:
-				e.value, e.kept = v, young
+				e.value, e.slot = sl.value, sl
 				s.stats.CacheHits++
 			case prefetched:
 				pre = append(pre, prefetchedEntry{e: e, ref: ref})
@@ -364,8 +364,8 @@ func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre [
 
 // read sets entry e to the value v the backend returned, and keeps it for later batches.
 func (s *Store) read(e *entry, v []byte) {
-	e.value, e.kept = v, true
-	s.remember(e.key, v)
+	e.value = v
+	s.remember(e)
 	s.stats.BytesReceived += int64(len(v))
 }
 
@@ -382,7 +382,7 @@ func (s *Store) flush(ctx context.Context) error {
 	}
 	n := 0 // keys the cache's young generation may not hold yet
 	for _, e := range s.order {
-		if !e.kept {
+		if !s.vc.isYoung(e.slot) {
 			n++
 		}
 	}
@@ -404,7 +404,7 @@ func (s *Store) flush(ctx context.Context) error {
 		keys = append(keys, e.key...)
 		key := keys[len(keys)-len(e.key):]
 		s.outBytes += len(key) + len(e.value)
-		s.remember(e.key, e.value)
+		s.remember(e)
 		if e.value == nil {
 			s.outbox = append(s.outbox, sdk.Mutation{Key: key, Delete: true})
 		} else {
@@ -505,7 +505,7 @@ func (s *Store) Close() error {
 // for later batches. The keyed backend of a subtask is written by that subtask alone, so a
 // remembered value stays current until the store writes the key again. Call makeRoom
 // first.
-func (s *Store) remember(key string, value []byte) { s.vc.put(key, value) }
+func (s *Store) remember(e *entry) { e.slot = s.vc.put(e.key, e.value, e.slot) }
 
 // makeRoom makes room in the cache for n more values: when its young generation is full
 // it starts a new one, and the values of the one before the last leave the cache. The
