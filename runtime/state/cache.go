@@ -14,10 +14,14 @@ type valueCache struct {
 	max        int   // entries per generation; 0 keeps nothing
 }
 
-// slot is a cached value; gen is the generation whose map holds it last.
+// slot is a cached value; gen is the generation whose map holds it last. entry is the
+// key's entry in the Store's batch number batch, so that a batch finds it without a map.
 type slot struct {
+	key   string // the map key it is under
 	value []byte
 	gen   int64
+	entry *entry
+	batch int64
 }
 
 func newValueCache(max int) valueCache {
@@ -49,7 +53,7 @@ func (c *valueCache) put(key string, value []byte, sl *slot) *slot {
 		return sl
 	}
 	if sl == nil {
-		sl = &slot{}
+		sl = &slot{key: key}
 	}
 	sl.value, sl.gen = value, c.gen
 	c.young[key] = sl

@@ -64,8 +64,9 @@ type Store struct {
 	pipe    host.PipelinedWriter // the backend's, or host.LocalPipeline's for one in this process
 	maxP    int
 	names   []string
-	cache   map[string]*entry
-	vc      valueCache // values known from earlier batches, see SetCacheEntries
+	cache   map[string]*entry // the batch's entries of keys the value cache lacked
+	batch   int64             // batches started, see slot.batch
+	vc      valueCache        // values known from earlier batches, see SetCacheEntries
 	// complete says the cache holds every value the backend has (or will have once the
 	// writes in flight are done), so a key it does not hold is absent: see StartEmpty.
 	complete bool
@@ -252,7 +253,8 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	s.ctx = ctx
 	defer func() { s.ctx = nil }()
 	groups = s.keyGroups(keys, groups)
-	if len(s.cache) > 0 { // a batch before failed half way
+	s.batch++
+	if len(s.cache) > 0 || len(s.order) > 0 { // a batch before failed half way
 		clear(s.cache)
 		clear(s.order)
 		s.order = s.order[:0]
@@ -272,20 +274,35 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], groups[i], n, k)
 			s.keyBuf = sk
-			if e, ok := s.cache[string(sk)]; ok {
-				byRecord = append(byRecord, e)
+			// A cached key's entry of this batch is found through its slot, any other
+			// key's through the batch's map.
+			sl, cached := s.vc.get(sk)
+			if cached && sl.batch == s.batch {
+				byRecord = append(byRecord, sl.entry)
 				continue
 			}
-			sl, cached := s.vc.get(sk)
+			if !cached {
+				if e, ok := s.cache[string(sk)]; ok {
+					byRecord = append(byRecord, e)
+					continue
+				}
+			}
 			ref, prefetched := s.fetching[string(sk)]
-			if prefetched {
+			switch {
+			case prefetched:
 				delete(s.fetching, ref.key)
 				slab = append(slab, entry{key: ref.key})
-			} else {
+			case cached:
+				slab = append(slab, entry{key: sl.key})
+			default:
 				slab = append(slab, entry{key: string(sk)})
 			}
 			e := &slab[len(slab)-1]
-			s.cache[e.key] = e
+			if cached {
+				sl.entry, sl.batch = e, s.batch
+			} else {
+				s.cache[e.key] = e
+			}
 			byRecord = append(byRecord, e)
 			switch {
 			case cached:
