@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"crypto/rand"
+	"encoding"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -35,7 +36,9 @@ type FileSink struct {
 	Dir string
 	// Key is the setting Dir comes from (for example "job.output"), named in errors.
 	Key string
-	// Format turns a record into a line (without newline); fmt.Sprint when nil.
+	// Format turns a record into a line (without newline). When nil, a string is the line,
+	// a record implementing encoding.TextAppender appends its line straight into the
+	// file's buffer (no string built per record), and anything else is fmt.Sprint'ed.
 	Format func(any) string
 }
 
@@ -191,6 +194,16 @@ func (w *fileWriter) Write(rec any) error {
 		if w.s.Format == nil {
 			line = v
 			break
+		}
+		line = w.s.Format(rec)
+	case encoding.TextAppender:
+		if w.s.Format == nil {
+			b, err := v.AppendText(w.bw.AvailableBuffer())
+			if err != nil {
+				return fmt.Errorf("file sink subtask %d: format record %T: %w", w.sub, rec, err)
+			}
+			_, err = w.bw.Write(append(b, '\n'))
+			return err
 		}
 		line = w.s.Format(rec)
 	default:

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unsafe"
 
 	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/dataflow"
@@ -81,9 +82,9 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 	lines := dataflow.FromSource[string](j, "source", connectors.TextFiles{Path: spec.Input, Key: "job.input"})
 	words := dataflow.FlatMap(lines, SplitWords)
 	counts := state.NewValue("count", state.Int64)
-	keyed := dataflow.KeyBy(words, func(w string) []byte { return []byte(w) })
+	keyed := dataflow.KeyBy(words, stringKey)
 	out := dataflow.Process(keyed, "count", []state.Descriptor{counts},
-		func(kc *dataflow.KeyedContext, w string, emit func(string)) error {
+		func(kc *dataflow.KeyedContext, w string, emit func(wordCount)) error {
 			n, _, err := counts.Get(kc.State())
 			if err != nil {
 				return err
@@ -92,12 +93,37 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 			if err := counts.Update(kc.State(), n); err != nil {
 				return err
 			}
-			emit(w + "\t" + strconv.FormatInt(n, 10))
+			emit(wordCount{Word: w, Count: n})
 			return nil
 		})
 	dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output, Key: "job.output"})
 	return j, nil
 }
+
+// wordCount is a record of the wordcount job: a word and its running count. The file sink
+// writes it as "word<TAB>count" through AppendText, without building a string per record.
+type wordCount struct {
+	Word  string
+	Count int64
+}
+
+// AppendText implements encoding.TextAppender: it appends "word<TAB>count".
+func (c wordCount) AppendText(b []byte) ([]byte, error) {
+	b = append(b, c.Word...)
+	b = append(b, '\t')
+	return strconv.AppendInt(b, c.Count, 10), nil
+}
+
+// String returns the line AppendText appends.
+func (c wordCount) String() string {
+	b, _ := c.AppendText(nil)
+	return string(b)
+}
+
+// stringKey is the key of a string record: its bytes, without a copy. The engine only
+// reads keys (routing hashes them, the state store copies them into its state keys), so
+// the string's memory, which must never be written, is safe to share.
+func stringKey(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
 // SplitWords emits the words of a line: maximal runs of Unicode letters and digits,
 // lowercased.

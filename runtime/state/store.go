@@ -64,8 +64,9 @@ type Store struct {
 	pipe    host.PipelinedWriter // the backend's, or host.LocalPipeline's for one in this process
 	maxP    int
 	names   []string
-	cache   map[string]*entry
-	vc      valueCache // values known from earlier batches, see SetCacheEntries
+	cache   map[string]*entry // the batch's entries of keys the value cache lacked
+	batch   int64             // batches started, see slot.batch
+	vc      valueCache        // values known from earlier batches, see SetCacheEntries
 	// complete says the cache holds every value the backend has (or will have once the
 	// writes in flight are done), so a key it does not hold is absent: see StartEmpty.
 	complete bool
@@ -102,7 +103,7 @@ type entry struct {
 	key   string // the state key
 	value []byte // nil when absent
 	dirty bool
-	kept  bool // in the cache's young generation already
+	slot  *slot // the key's slot in the value cache, nil when not cached
 }
 
 // NewStore returns a Store over backend for an operator declaring the given states.
@@ -159,7 +160,7 @@ func (s *Store) Prefetch(ctx context.Context, keys [][]byte, groups []int) {
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], g, n, k)
 			s.keyBuf = sk
-			if _, _, ok := s.vc.get(sk); ok {
+			if _, ok := s.vc.get(sk); ok {
 				continue
 			}
 			if _, ok := s.fetching[string(sk)]; ok {
@@ -252,7 +253,8 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	s.ctx = ctx
 	defer func() { s.ctx = nil }()
 	groups = s.keyGroups(keys, groups)
-	if len(s.cache) > 0 { // a batch before failed half way
+	s.batch++
+	if len(s.cache) > 0 || len(s.order) > 0 { // a batch before failed half way
 		clear(s.cache)
 		clear(s.order)
 		s.order = s.order[:0]
@@ -272,24 +274,39 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 		for _, n := range s.names {
 			sk := stateKey(s.keyBuf[:0], groups[i], n, k)
 			s.keyBuf = sk
-			if e, ok := s.cache[string(sk)]; ok {
-				byRecord = append(byRecord, e)
+			// A cached key's entry of this batch is found through its slot, any other
+			// key's through the batch's map.
+			sl, cached := s.vc.get(sk)
+			if cached && sl.batch == s.batch {
+				byRecord = append(byRecord, sl.entry)
 				continue
 			}
-			v, young, cached := s.vc.get(sk)
+			if !cached {
+				if e, ok := s.cache[string(sk)]; ok {
+					byRecord = append(byRecord, e)
+					continue
+				}
+			}
 			ref, prefetched := s.fetching[string(sk)]
-			if prefetched {
+			switch {
+			case prefetched:
 				delete(s.fetching, ref.key)
 				slab = append(slab, entry{key: ref.key})
-			} else {
+			case cached:
+				slab = append(slab, entry{key: sl.key})
+			default:
 				slab = append(slab, entry{key: string(sk)})
 			}
 			e := &slab[len(slab)-1]
-			s.cache[e.key] = e
+			if cached {
+				sl.entry, sl.batch = e, s.batch
+			} else {
+				s.cache[e.key] = e
+			}
 			byRecord = append(byRecord, e)
 			switch {
 			case cached:
-				e.value, e.kept = v, young
+				e.value, e.slot = sl.value, sl
 				s.stats.CacheHits++
 			case prefetched:
 				pre = append(pre, prefetchedEntry{e: e, ref: ref})
@@ -364,8 +381,8 @@ func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre [
 
 // read sets entry e to the value v the backend returned, and keeps it for later batches.
 func (s *Store) read(e *entry, v []byte) {
-	e.value, e.kept = v, true
-	s.remember(e.key, v)
+	e.value = v
+	s.remember(e)
 	s.stats.BytesReceived += int64(len(v))
 }
 
@@ -382,7 +399,7 @@ func (s *Store) flush(ctx context.Context) error {
 	}
 	n := 0 // keys the cache's young generation may not hold yet
 	for _, e := range s.order {
-		if !e.kept {
+		if !s.vc.isYoung(e.slot) {
 			n++
 		}
 	}
@@ -404,7 +421,7 @@ func (s *Store) flush(ctx context.Context) error {
 		keys = append(keys, e.key...)
 		key := keys[len(keys)-len(e.key):]
 		s.outBytes += len(key) + len(e.value)
-		s.remember(e.key, e.value)
+		s.remember(e)
 		if e.value == nil {
 			s.outbox = append(s.outbox, sdk.Mutation{Key: key, Delete: true})
 		} else {
@@ -505,7 +522,7 @@ func (s *Store) Close() error {
 // for later batches. The keyed backend of a subtask is written by that subtask alone, so a
 // remembered value stays current until the store writes the key again. Call makeRoom
 // first.
-func (s *Store) remember(key string, value []byte) { s.vc.put(key, value) }
+func (s *Store) remember(e *entry) { e.slot = s.vc.put(e.key, e.value, e.slot) }
 
 // makeRoom makes room in the cache for n more values: when its young generation is full
 // it starts a new one, and the values of the one before the last leave the cache. The
