@@ -205,7 +205,10 @@ func TestTwoJobsSideBySide(t *testing.T) {
 	var setups []*wordcountSetup
 	var runners []*runner
 	for _, name := range []string{"alpha", "beta"} {
-		s := newWordcount(t, "hashmap", "filesystem", 2<<20, 6000, nil)
+		// About 30 s of input at this rate: the jobs must still run when the savepoints
+		// are asked for, after both runners and the savepoint commands started on what
+		// may be a busy machine.
+		s := newWordcount(t, "hashmap", "filesystem", 512<<10, 500, nil)
 		s.edit(t, map[string]any{"job.name": name})
 		s.add(t, map[string]any{"execution.checkpointing.savepoint-dir": filepath.Join(s.dir, "savepoints")})
 		setups = append(setups, s)
