@@ -171,7 +171,7 @@ func TestFrozenRunnerIsFenced(t *testing.T) {
 // jobs, and the job goes on to an exact output.
 func TestStopOfAnotherJobIsRefused(t *testing.T) {
 	port := freePort(t)
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, map[string]any{"rest.port": port})
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 4000, map[string]any{"rest.port": port})
 	other := s.variant(t, filepath.Join(s.dir, "other.yaml"), map[string]any{
 		"job.name":                    "other",
 		"execution.checkpointing.dir": filepath.Join(s.dir, "other-checkpoints"),
