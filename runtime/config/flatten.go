@@ -1,8 +1,10 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -48,6 +50,10 @@ func (l leaf) shapeError() string {
 // is not valid YAML but reads as Flink 1.x's flat "key: value" lines (Flink 1.x read
 // flink-conf.yaml line by line, not as YAML) is read that way; flat reports it.
 func parseTree(data []byte, file string) (doc *yaml.Node, flat bool, err error) {
+	if i := invalidUTF8(data); i >= 0 {
+		return nil, false, fmt.Errorf("%s:%d: byte %#x at offset %d is not UTF-8: a configuration file is UTF-8 text",
+			fileName(file), 1+bytes.Count(data[:i], []byte("\n")), data[i], i)
+	}
 	var d yaml.Node
 	if err := yaml.Unmarshal(data, &d); err != nil {
 		if doc, ok := flatLines(data); ok {
@@ -160,4 +166,17 @@ func fileName(file string) string {
 		return "config"
 	}
 	return file
+}
+
+// invalidUTF8 returns the offset of the first byte of data that is not part of valid UTF-8,
+// or -1.
+func invalidUTF8(data []byte) int {
+	for i := 0; i < len(data); {
+		r, n := utf8.DecodeRune(data[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }

@@ -228,3 +228,17 @@ func TestRestartAndControl(t *testing.T) {
 	c = mustParse(t, "rest.address: ::1\n")
 	wantEqual(t, "ipv6", c.Control.Address, "[::1]:0")
 }
+
+// TestNotUTF8 refuses a file that is not UTF-8 (YAML text is), naming the file and the
+// line; before, the flat-line reader accepted such a value, which Migrate could not write.
+func TestNotUTF8(t *testing.T) {
+	for _, data := range []string{
+		"state.checkpoints.num-retained: 3#\njob.name: \x84t",
+		"job:\n  name: \xff\xfe\n",
+	} {
+		wantContains(t, parseErr(t, data), testFile+":2:", "is not UTF-8")
+	}
+	if _, err := Parse([]byte("job.name: caf\u00e9 \ufffd\n"), testFile); err != nil {
+		t.Errorf("valid UTF-8 (with U+FFFD itself) refused: %v", err)
+	}
+}
