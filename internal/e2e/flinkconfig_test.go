@@ -88,7 +88,7 @@ func TestOverridesOnTheCommandLine(t *testing.T) {
 func TestStopWithoutSavepointFollowsRetention(t *testing.T) {
 	for _, retain := range []bool{false, true} {
 		t.Run("retain="+strconv.FormatBool(retain), func(t *testing.T) {
-			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, map[string]any{"rest.port": freePort(t)})
+			s := newWordcount(t, "hashmap", "filesystem", 2<<20, 6000, map[string]any{"rest.port": freePort(t)})
 			var args []string
 			if retain {
 				args = []string{"-D", "execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION"}

@@ -3,9 +3,12 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowstate/flowstate/runtime/state"
 )
 
 // hostileRun runs a word count with the given backend from the fault plugin directory and
@@ -13,10 +16,34 @@ import (
 func hostileRun(t *testing.T, backend string, within time.Duration) (string, error) {
 	t.Helper()
 	s := newWordcount(t, backend, "filesystem", 256<<10, 0, map[string]any{"execution.checkpointing.timeout": "5s"})
+	if backend == "bigmsg" {
+		// A fresh job reads no state until a subtask's cache of state values has dropped a
+		// generation (state.DefaultCacheEntries values each): that many distinct words,
+		// three times over for each of the two subtasks, make it read, and so meet the
+		// plugin's 8 MiB reply.
+		writeDistinctWords(t, s.input, 6*state.DefaultCacheEntries)
+	}
 	s.edit(t, map[string]any{"restart-strategy.fixed-delay.attempts": 1})
 	r := startRunner(t, "run", "--config", s.config, "--plugin-dir", faultPluginDir(t))
 	err := r.wait(t, within)
 	return r.out.String(), err
+}
+
+// writeDistinctWords writes n distinct words to path, ten to a line.
+func writeDistinctWords(t *testing.T, path string, n int) {
+	t.Helper()
+	var b strings.Builder
+	for i := range n {
+		b.WriteString("d" + strconv.Itoa(i))
+		if i%10 == 9 {
+			b.WriteString(".\n")
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	if err := os.WriteFile(path, []byte(b.String()+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestHostilePluginsGetClearErrors starts plugins that misbehave at the runner level: junk

@@ -171,7 +171,7 @@ func TestFrozenRunnerIsFenced(t *testing.T) {
 // jobs, and the job goes on to an exact output.
 func TestStopOfAnotherJobIsRefused(t *testing.T) {
 	port := freePort(t)
-	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, map[string]any{"rest.port": port})
+	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 4000, map[string]any{"rest.port": port})
 	other := s.variant(t, filepath.Join(s.dir, "other.yaml"), map[string]any{
 		"job.name":                    "other",
 		"execution.checkpointing.dir": filepath.Join(s.dir, "other-checkpoints"),
@@ -205,7 +205,10 @@ func TestTwoJobsSideBySide(t *testing.T) {
 	var setups []*wordcountSetup
 	var runners []*runner
 	for _, name := range []string{"alpha", "beta"} {
-		s := newWordcount(t, "hashmap", "filesystem", 2<<20, 6000, nil)
+		// About 30 s of input at this rate: the jobs must still run when the savepoints
+		// are asked for, after both runners and the savepoint commands started on what
+		// may be a busy machine.
+		s := newWordcount(t, "hashmap", "filesystem", 512<<10, 500, nil)
 		s.edit(t, map[string]any{"job.name": name})
 		s.add(t, map[string]any{"execution.checkpointing.savepoint-dir": filepath.Join(s.dir, "savepoints")})
 		setups = append(setups, s)

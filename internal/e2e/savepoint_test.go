@@ -52,7 +52,7 @@ func lastLine(s string) string {
 // savepoint, resumes it on leveldb, stops it with a savepoint again and finishes it on
 // hashmap: the output is exactly the failure-free one, so the state survived both moves.
 func TestSavepointsMoveStateBetweenBackends(t *testing.T) {
-	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 15000, map[string]any{
+	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 8000, map[string]any{
 		"rest.port":                             freePort(t),
 		"execution.checkpointing.savepoint-dir": filepath.Join(t.TempDir(), "savepoints"),
 	})
