@@ -51,10 +51,10 @@ first and stops once it is complete; the savepoint's pointer is printed as the l
 With --drain (Flink's stop --drain) the sources end their input where they are, every record
 they read is processed and committed, and the job's final checkpoint is a savepoint; the job
 finishes (its runner exits 0), and stop prints the savepoint's pointer as the last line once
-the output is committed and the runner has ended. A job restored from that savepoint
+the output is committed and the job has ended (its runner process exits right after). A job restored from that savepoint
 finishes at once: its sources are finished. Either savepoint goes to --savepoint-path, or to
 execution.checkpointing.savepoint-dir.
-Without either the job is cancelled, and stop waits (up to 15 s) until the runner has ended: it
+Without either the job is cancelled, and stop waits (up to 15 s) until the job has ended: it
 says "job cancelled" only then, and fails if the runner still answers. The runner itself ends
 within 10 s, killing plugins that hold the job up. The job can resume from its latest
 checkpoint with --from latest.`,
@@ -74,7 +74,7 @@ checkpoint with --from latest.`,
 			if err := waitEnded(cmd.Context(), to.addr, stopWait); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "job cancelled: its runner at %s has ended\n", to.addr)
+			fmt.Fprintf(cmd.OutOrStdout(), "job cancelled: its runner at %s has ended the job and closed its control endpoint\n", to.addr)
 			return nil
 		},
 	}
@@ -119,7 +119,7 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 }
 
 // savepoint takes a savepoint of the job (stop: then stops it; drain: drains it first and
-// waits until its runner has ended) and prints its pointer as the last line.
+// waits until the job has ended) and prints its pointer as the last line.
 func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop, drain bool) error {
 	to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 	if err != nil {
@@ -135,7 +135,7 @@ func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, sto
 		if err := waitEnded(cmd.Context(), to.addr, stopWait); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "job drained: its output is committed and its runner at %s has ended; its final savepoint:\n", to.addr)
+		fmt.Fprintf(cmd.OutOrStdout(), "job drained: its output is committed and its runner at %s has ended the job and closed its control endpoint; its final savepoint:\n", to.addr)
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), ptr)
 	return nil
