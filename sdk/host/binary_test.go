@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // TestExecutesTheCheckedFile swaps the binary for another file between the check and the
@@ -58,7 +59,16 @@ func TestExecutesTheCheckedFile(t *testing.T) {
 	if ran.Ino != checked.Ino || ran.Dev != checked.Dev {
 		t.Fatalf("the process runs inode %d, the checked file is inode %d", ran.Ino, checked.Ino)
 	}
-	cmdline, _ := os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cmdline")
+	// Start returns once execve has closed the child's close-on-exec descriptors, which is
+	// before the kernel has set up the new program's arguments: until then cmdline reads
+	// empty. Wait for them.
+	var cmdline []byte
+	for deadline := time.Now().Add(10 * time.Second); len(cmdline) == 0 && time.Now().Before(deadline); {
+		cmdline, _ = os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cmdline")
+		if len(cmdline) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
 	if !strings.HasPrefix(string(cmdline), path+"\x00") {
 		t.Errorf("command line %q does not start with the binary's path", cmdline)
 	}
