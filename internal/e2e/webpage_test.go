@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,11 +21,7 @@ import (
 // temporary directory; with FLOWSTATE_UPDATE_SCREENSHOT=1 also as docs/images/web-ui.png,
 // the README's picture.
 func TestWebPageOfARunningJob(t *testing.T) {
-	bin := testbin.Chromium()
-	if bin == "" {
-		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome on PATH, or $FLOWSTATE_CHROMIUM): " +
-			"the web page's browser test needs one; scripts/chromium.sh installs Debian's package (CI runs it)")
-	}
+	bin := testbin.NeedChromium(t)
 	dir := t.TempDir()
 	input, cfg := filepath.Join(dir, "in.txt"), filepath.Join(dir, "c.yaml")
 	if err := wordcheck.WriteText(input, 4<<20, 5000, 9); err != nil {
@@ -61,18 +56,7 @@ func TestWebPageOfARunningJob(t *testing.T) {
 		}
 	}
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")), chromedp.WindowSize(1400, 1250),
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
+	bctx := testbin.Browser(t, bin)
 	if err := chromedp.Do(bctx,
 		chromedp.Navigate("http://"+addr+"/"),
 		chromedp.WaitVisible(chromedp.CSS(`#history tr[data-status="COMPLETED"]`)),

@@ -1,7 +1,6 @@
 package monitor
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -21,11 +20,7 @@ import (
 // screenshot in the test's temporary directory. (internal/e2e's TestWebPageOfARunningJob
 // takes the page of a real job, and docs/images/web-ui.png.)
 func TestWebPageInBrowser(t *testing.T) {
-	bin := testbin.Chromium()
-	if bin == "" {
-		t.Skip("no Chromium found (chromium, chromium-browser, google-chrome on PATH, or $FLOWSTATE_CHROMIUM): " +
-			"the web page's browser test needs one; scripts/chromium.sh installs Debian's package (CI runs it)")
-	}
+	bin := testbin.NeedChromium(t)
 
 	// The scenario's checkpoints, then one that two subtasks have acknowledged when the
 	// page opens, and completes while it is open. The job started a little over three
@@ -71,25 +66,7 @@ func TestWebPageInBrowser(t *testing.T) {
 	srv := serve(t, m)
 
 	dir := t.TempDir()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(bin),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.Flag("disable-quic", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(filepath.Join(dir, "profile")),
-		chromedp.WindowSize(1400, 1250),
-	)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx, chromedp.WithLogf(t.Logf))
-	defer cancelBrowser()
+	bctx := testbin.Browser(t, bin)
 
 	row := func(id int64, status string) string {
 		return fmt.Sprintf(`#history tr[data-checkpoint-id="%d"][data-status="%s"]`, id, status)
