@@ -90,8 +90,9 @@ type KV struct {
 // the Write of other snapshots): each snapshot must keep the view frozen by its Snapshot
 // while processing goes on. sdktest checks it (OverlappingSnapshotsEachKeepTheirView).
 //
-// Byte slices passed to a method are the caller's again when it returns; slices it returns
-// are the caller's to change.
+// Slices passed to a method (the keys, the mutations, and the bytes in them) are the
+// caller's again when it returns, and the caller may reuse them; slices it returns are the
+// caller's to change.
 type KeyedStateBackend interface {
 	// Get reads many keys in one call. values[i] is nil when keys[i] is absent and a non-nil
 	// (possibly empty) slice when present.
