@@ -79,13 +79,20 @@ type Job struct {
 	errs     []error
 }
 
+// A stage's functions are bound to where they emit once per subtask (bind, chain), so
+// that processing a record allocates no closure to adapt the typed emit of the user's
+// function to the records' untyped one.
 type stage struct {
 	id     string
 	keyOf  func(any) []byte // key selector of the KeyBy heading this stage (nil for stage 0)
 	states []state.Descriptor
-	fn     func(kc *KeyedContext, rec any, emit func(any)) error
-	chain  []func(rec any, emit func(any)) error
+	bind   func(emit func(any)) func(kc *KeyedContext, rec any) error
+	chain  []link
 }
+
+// link is a stateless transformation of a stage: given where it emits, the function that
+// takes each record.
+type link func(emit func(any)) func(rec any) error
 
 // NewJob starts a job graph.
 func NewJob(name string) *Job {
@@ -127,9 +134,11 @@ func (s *Stream[T]) last() *stage { return s.job.stages[len(s.job.stages)-1] }
 // Map transforms each record.
 func Map[I, O any](s *Stream[I], fn func(I) O) *Stream[O] {
 	st := s.last()
-	st.chain = append(st.chain, func(rec any, emit func(any)) error {
-		emit(fn(rec.(I)))
-		return nil
+	st.chain = append(st.chain, func(emit func(any)) func(any) error {
+		return func(rec any) error {
+			emit(fn(rec.(I)))
+			return nil
+		}
 	})
 	return &Stream[O]{s.job}
 }
@@ -137,9 +146,12 @@ func Map[I, O any](s *Stream[I], fn func(I) O) *Stream[O] {
 // FlatMap turns each record into zero or more.
 func FlatMap[I, O any](s *Stream[I], fn func(I, func(O))) *Stream[O] {
 	st := s.last()
-	st.chain = append(st.chain, func(rec any, emit func(any)) error {
-		fn(rec.(I), func(o O) { emit(o) })
-		return nil
+	st.chain = append(st.chain, func(emit func(any)) func(any) error {
+		typed := func(o O) { emit(o) }
+		return func(rec any) error {
+			fn(rec.(I), typed)
+			return nil
+		}
 	})
 	return &Stream[O]{s.job}
 }
@@ -147,11 +159,13 @@ func FlatMap[I, O any](s *Stream[I], fn func(I, func(O))) *Stream[O] {
 // Filter keeps the records for which keep returns true.
 func Filter[T any](s *Stream[T], keep func(T) bool) *Stream[T] {
 	st := s.last()
-	st.chain = append(st.chain, func(rec any, emit func(any)) error {
-		if keep(rec.(T)) {
-			emit(rec)
+	st.chain = append(st.chain, func(emit func(any)) func(any) error {
+		return func(rec any) error {
+			if keep(rec.(T)) {
+				emit(rec)
+			}
+			return nil
 		}
-		return nil
 	})
 	return s
 }
@@ -175,8 +189,9 @@ func Process[T, O any](ks *KeyedStream[T], id string, states []state.Descriptor,
 		id:     id,
 		keyOf:  ks.keyOf,
 		states: states,
-		fn: func(kc *KeyedContext, rec any, emit func(any)) error {
-			return fn(kc, rec.(T), func(o O) { emit(o) })
+		bind: func(emit func(any)) func(*KeyedContext, any) error {
+			typed := func(o O) { emit(o) }
+			return func(kc *KeyedContext, rec any) error { return fn(kc, rec.(T), typed) }
 		},
 	})
 	return &Stream[O]{ks.job}

@@ -179,12 +179,12 @@ func (o *output) broadcast(ctx context.Context, b *barrier) error {
 }
 
 // chainEmit composes stateless transformations in front of final.
-func chainEmit(chain []func(any, func(any)) error, final func(any), errp *error) func(any) {
+func chainEmit(chain []link, final func(any), errp *error) func(any) {
 	emit := final
 	for i := len(chain) - 1; i >= 0; i-- {
-		f, next := chain[i], emit
+		f := chain[i](emit)
 		emit = func(rec any) {
-			if err := f(rec, next); err != nil && *errp == nil {
+			if err := f(rec); err != nil && *errp == nil {
 				*errp = err
 			}
 		}

@@ -179,6 +179,7 @@ const lookahead = 3
 func (t *stageTask) run(ctx context.Context) error {
 	var procErr error
 	emit := chainEmit(t.st.chain, func(r any) { t.out.emit(ctx, r) }, &procErr)
+	fn := t.st.bind(emit)
 	kc := &KeyedContext{store: t.store}
 	var ahead []message // batches taken in, in order, their state being read
 	process := func() error {
@@ -191,7 +192,7 @@ func (t *stageTask) run(ctx context.Context) error {
 		}
 		emitted := t.out.emitted
 		err := t.store.ProcessBatch(ctx, m.keys, m.groups, func(i int) error {
-			if err := t.st.fn(kc, m.recs[i], emit); err != nil {
+			if err := fn(kc, m.recs[i]); err != nil {
 				return err
 			}
 			return procErr

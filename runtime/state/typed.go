@@ -36,7 +36,11 @@ func (v *Value[T]) Get(s *Store) (T, bool, error) {
 
 // Update sets the current key's value.
 func (v *Value[T]) Update(s *Store, x T) error {
-	return s.set(v.name, v.codec.Encode(make([]byte, 0, 16), x))
+	b := v.codec.Encode(nil, x) // sized to the value: a small one is a tiny allocation
+	if b == nil {
+		b = []byte{} // present, empty; nil would clear the value
+	}
+	return s.set(v.name, b)
 }
 
 // Clear removes the current key's value.
