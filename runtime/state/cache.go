@@ -16,12 +16,16 @@ type valueCache struct {
 
 // slot is a cached value; gen is the generation whose map holds it last. entry is the
 // key's entry in the Store's batch number batch, so that a batch finds it without a map.
+// out is the index of the key's mutation in the write the Store is gathering, when
+// outSeq is that write's number plus one (Store.outSeq+1).
 type slot struct {
-	key   string // the map key it is under
-	value []byte
-	gen   int64
-	entry *entry
-	batch int64
+	key    string // the map key it is under
+	value  []byte
+	gen    int64
+	entry  *entry
+	batch  int64
+	out    int
+	outSeq int64
 }
 
 func newValueCache(max int) valueCache {

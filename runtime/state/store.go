@@ -90,6 +90,7 @@ type Store struct {
 	outBytes int             // their keys' and values' bytes
 	outGen   int64           // the cache generation of the oldest of them
 	lastOut  int             // mutations in the last write
+	outSeq   int64           // writes sent so far; see slot.outSeq
 	outCtx   context.Context // the context of the batch that gathered the newest
 	stats    Stats
 	scratch  []byte
@@ -418,15 +419,22 @@ func (s *Store) flush(ctx context.Context) error {
 	}
 	keys := make([]byte, 0, size) // the mutations' keys, one allocation
 	for _, e := range s.order {
+		s.remember(e)
+		if sl := e.slot; sl != nil && sl.outSeq == s.outSeq+1 {
+			// An earlier batch gathered into this write changed the key too: its
+			// mutation takes the new value, so a key is written once per write.
+			m := &s.outbox[sl.out]
+			s.outBytes += len(e.value) - len(m.Value)
+			m.Value, m.Delete = e.value, e.value == nil
+			continue
+		}
+		if e.slot != nil {
+			e.slot.out, e.slot.outSeq = len(s.outbox), s.outSeq+1
+		}
 		keys = append(keys, e.key...)
 		key := keys[len(keys)-len(e.key):]
 		s.outBytes += len(key) + len(e.value)
-		s.remember(e)
-		if e.value == nil {
-			s.outbox = append(s.outbox, sdk.Mutation{Key: key, Delete: true})
-		} else {
-			s.outbox = append(s.outbox, sdk.Mutation{Key: key, Value: e.value})
-		}
+		s.outbox = append(s.outbox, sdk.Mutation{Key: key, Value: e.value, Delete: e.value == nil})
 	}
 	s.outCtx = ctx
 	if s.outBytes < WriteBytes {
@@ -450,6 +458,7 @@ func (s *Store) send() error {
 	}
 	muts := s.outbox
 	s.outbox, s.lastOut = nil, len(muts)
+	s.outSeq++
 	s.stats.WriteCalls++
 	s.stats.KeysWritten += int64(len(muts))
 	s.stats.BytesSent += int64(s.outBytes)

@@ -2,6 +2,7 @@ package state
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
@@ -432,6 +433,43 @@ func TestStoreGathersSmallWrites(t *testing.T) {
 	}
 	if len(b.m) != 100 {
 		t.Fatalf("backend holds %d keys, want 100", len(b.m))
+	}
+}
+
+// TestStoreGatheredWriteCarriesEachKeyOnce: batches gathered into one write that change
+// the same keys leave one mutation per key in it, holding the newest value.
+func TestStoreGatheredWriteCarriesEachKeyOnce(t *testing.T) {
+	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}}
+	n := NewValue("n", Int64)
+	s, _ := NewStore(b, 8, []Descriptor{n})
+	var batches [][][]byte
+	for i := 0; i < 100; i++ {
+		batches = append(batches, [][]byte{[]byte("hot"), []byte(fmt.Sprint("key", i)), []byte("hot"), []byte("warm")})
+	}
+	want := countKeys(t, s, n, batches)
+	if b.writes != 1 {
+		t.Fatalf("%d writes for 100 small batches, want 1", b.writes)
+	}
+	if got := s.Stats().KeysWritten; got != 102 {
+		t.Errorf("the write carried %d keys, want 102 (hot, warm and 100 others once each)", got)
+	}
+	if len(b.m) != len(want) {
+		t.Fatalf("backend holds %d keys, want %d", len(b.m), len(want))
+	}
+	// Each state key ends with its record key: match them by suffix.
+	for k, c := range want {
+		found := 0
+		for bk, v := range b.m {
+			if strings.HasSuffix(bk, k) {
+				found++
+				if got, _ := binary.Varint(v); got != c {
+					t.Errorf("key %q: backend holds %d, want %d", k, got, c)
+				}
+			}
+		}
+		if found != 1 {
+			t.Errorf("key %q: %d state keys end with it, want 1", k, found)
+		}
 	}
 }
 
