@@ -68,12 +68,16 @@ func BenchmarkWordCount(b *testing.B) {
 		for _, m := range modes {
 			b.Run(fmt.Sprintf("%s/%s", backend, m), func(b *testing.B) {
 				bb := &bench{s: settings{PluginDir: pluginDir}}
+				var written int64
 				for b.Loop() {
-					if _, err := bb.wordCountJob(context.Background(), backend, m, input, b.TempDir(), counts, words); err != nil {
+					r, err := bb.wordCountJob(context.Background(), backend, m, input, b.TempDir(), counts, words)
+					if err != nil {
 						b.Fatal(err)
 					}
+					written += r.stats.KeysWritten
 				}
 				b.ReportMetric(float64(words)*float64(b.N)/b.Elapsed().Seconds(), "words/s")
+				b.ReportMetric(float64(written)/float64(words)/float64(b.N), "keys-written/word")
 			})
 		}
 	}
