@@ -44,18 +44,20 @@ func checkGetCopies(t *testing.T, factory BackendFactory) {
 	CheckContents(t, kb, m)
 }
 
-// checkWriteReusesBuffers verifies that Write keeps no reference to the keys and values of
-// its mutations.
+// checkWriteReusesBuffers verifies that Write keeps no reference to its mutations, nor to
+// their keys and values: the caller reuses all of them for the next call.
 func checkWriteReusesBuffers(t *testing.T, factory BackendFactory) {
 	kb := OpenKeyed(t, factory(t), fullParams("write-reuse"))
 	m := make(Model)
 	key, val := StateKey(3, "key-0"), []byte("value-0")
-	MustWrite(t, kb, m, []sdk.Mutation{{Key: key, Value: val}})
+	muts := []sdk.Mutation{{Key: key, Value: val}}
+	MustWrite(t, kb, m, muts)
 	copy(key[2:], "key-1")
 	copy(val, "value-1")
-	MustWrite(t, kb, m, []sdk.Mutation{{Key: key, Value: val}})
+	MustWrite(t, kb, m, muts)
 	scribble(key[2:])
 	scribble(val)
+	muts[0] = sdk.Mutation{Key: StateKey(3, "key-2"), Delete: true}
 	CheckContents(t, kb, m)
 }
 
