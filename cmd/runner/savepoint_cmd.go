@@ -51,9 +51,9 @@ first and stops once it is complete; the savepoint's pointer is printed as the l
 With --drain (Flink's stop --drain) the sources end their input where they are, every record
 they read is processed and committed, and the job's final checkpoint is a savepoint; the job
 finishes (its runner exits 0), and stop prints the savepoint's pointer as the last line once
-the output is committed and the job has ended (its runner process exits right after). A job restored from that savepoint
-finishes at once: its sources are finished. Either savepoint goes to --savepoint-path, or to
-execution.checkpointing.savepoint-dir.
+the output is committed and the job has ended (its runner process exits right after). A job
+restored from that savepoint finishes at once: its sources are finished. Either savepoint
+goes to --savepoint-path, or to execution.checkpointing.savepoint-dir.
 Without either the job is cancelled, and stop waits (up to 15 s) until the job has ended: it
 says "job cancelled" only then, and fails if the runner still answers. The runner itself ends
 within 10 s, killing plugins that hold the job up. The job can resume from its latest

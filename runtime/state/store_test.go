@@ -331,6 +331,19 @@ func (b *lockedBackend) Write(ctx context.Context, muts []sdk.Mutation) error {
 	return b.mapBackend.Write(ctx, muts)
 }
 
+// countingStore returns a store over a locked map backend whose writes take delay, for an
+// operator declaring the one state countKeys counts in, "n".
+func countingStore(t *testing.T, delay time.Duration) (*lockedBackend, *Value[int64], *Store) {
+	t.Helper()
+	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}, delay: delay}
+	n := NewValue("n", Int64)
+	s, err := NewStore(b, 8, []Descriptor{n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b, n, s
+}
+
 // countKeys runs batches of keys through s, counting each key's records in state "n",
 // prefetching each batch ahead of the one before it as a keyed subtask does, and returns
 // the counts expected.
@@ -364,9 +377,7 @@ func countKeys(t *testing.T, s *Store, n *Value[int64], batches [][][]byte) map[
 // store must never read a key one of them touches, even when its small cache starts over
 // again and again while writes are slow. A stale read would lose counts.
 func TestStoreReadsNeverSeeWritesInFlight(t *testing.T) {
-	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}, delay: time.Millisecond}
-	n := NewValue("n", Int64)
-	s, _ := NewStore(b, 8, []Descriptor{n})
+	b, n, s := countingStore(t, time.Millisecond)
 	s.SetCacheEntries(4)
 	var batches [][][]byte
 	for i := 0; i < 300; i++ {
@@ -392,9 +403,7 @@ func TestStoreReadsNeverSeeWritesInFlight(t *testing.T) {
 // TestStorePrefetchReadsEachKeyOnce: a prefetched batch's keys are read ahead, once, and a
 // key of an earlier batch is not read again for a later one.
 func TestStorePrefetchReadsEachKeyOnce(t *testing.T) {
-	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}}
-	n := NewValue("n", Int64)
-	s, _ := NewStore(b, 8, []Descriptor{n})
+	b, n, s := countingStore(t, 0)
 	batches := [][][]byte{
 		{[]byte("a")},
 		{[]byte("a"), []byte("b")},
@@ -420,9 +429,7 @@ func TestStorePrefetchReadsEachKeyOnce(t *testing.T) {
 // TestStoreGathersSmallWrites: small batches' changes travel together, WriteBytes at a
 // time, and Sync writes what is left.
 func TestStoreGathersSmallWrites(t *testing.T) {
-	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}}
-	n := NewValue("n", Int64)
-	s, _ := NewStore(b, 8, []Descriptor{n})
+	b, n, s := countingStore(t, 0)
 	var batches [][][]byte
 	for i := 0; i < 100; i++ {
 		batches = append(batches, [][]byte{[]byte(fmt.Sprint("key", i))})
@@ -439,9 +446,7 @@ func TestStoreGathersSmallWrites(t *testing.T) {
 // TestStoreGatheredWriteCarriesEachKeyOnce: batches gathered into one write that change
 // the same keys leave one mutation per key in it, holding the newest value.
 func TestStoreGatheredWriteCarriesEachKeyOnce(t *testing.T) {
-	b := &lockedBackend{mapBackend: mapBackend{m: map[string][]byte{}}}
-	n := NewValue("n", Int64)
-	s, _ := NewStore(b, 8, []Descriptor{n})
+	b, n, s := countingStore(t, 0)
 	var batches [][][]byte
 	for i := 0; i < 100; i++ {
 		batches = append(batches, [][]byte{[]byte("hot"), []byte(fmt.Sprint("key", i)), []byte("hot"), []byte("warm")})
