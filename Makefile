@@ -74,7 +74,8 @@ test-busy:
 	./scripts/test-busy.sh 3
 
 # Benchmarks of issue 7 (plugins against the same plugins in-process, and against the
-# disk): about 6 minutes on a quiet 2-core machine; writes docs/performance.md.
+# disk): about 3.5 minutes on a quiet 2-core machine (3m23s in both runs this round);
+# writes docs/performance.md.
 # BENCHFLAGS=-quick checks that every figure runs, in seconds.
 bench: build
 	$(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
