@@ -474,9 +474,14 @@ func (s *Store) send() error {
 }
 
 // WriteBytes is how many bytes of keys and values a Store gathers, from as many
-// micro-batches as it takes, before it starts writing them: each call across a plugin
-// boundary costs the same whatever it carries, so it should carry enough.
-const WriteBytes = 64 << 10
+// micro-batches as it takes, before it starts writing them. A key changed by several of
+// those batches is written once, with its newest value, so the write is a bounded
+// write-back buffer: the more batches it spans, the fewer keys the backend has to take
+// (a word count's running counts, an aggregate's sums), and each call across a plugin
+// boundary carries enough to be worth its fixed cost. What it holds is in the value
+// cache anyway; the buffer adds a copy of each key. Sync, which precedes every snapshot,
+// writes it out.
+const WriteBytes = 1 << 20
 
 // MaxWritesInFlight is how many writes a Store lets run behind its subtask before it
 // waits for the oldest. Across a plugin boundary a write's latency is mostly waiting for a
