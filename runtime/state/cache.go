@@ -18,6 +18,11 @@ type valueCache struct {
 // key's entry in the Store's batch number batch, so that a batch finds it without a map.
 // out is the index of the key's mutation in the write the Store is gathering, when
 // outSeq is that write's number plus one (Store.outSeq+1).
+//
+// own is memory for the key's values that only the store references (Store.setValue): a
+// value update copies into it, so a small value (up to len(inline) bytes, a counter or a
+// sum) lives in the slot itself and updating it allocates nothing. Writes get copies of
+// it when they are sent, so no write in flight ever sees it change.
 type slot struct {
 	key    string // the map key it is under
 	value  []byte
@@ -26,6 +31,8 @@ type slot struct {
 	batch  int64
 	out    int
 	outSeq int64
+	own    []byte
+	inline [16]byte
 }
 
 func newValueCache(max int) valueCache {

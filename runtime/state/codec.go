@@ -10,7 +10,8 @@ import (
 type Codec[T any] interface {
 	// Encode appends the encoding of v to dst.
 	Encode(dst []byte, v T) []byte
-	// Decode decodes a value Encode produced.
+	// Decode decodes a value Encode produced. The value it returns must not refer to b's
+	// memory: the store reuses that memory for the key's next value.
 	Decode(b []byte) (T, error)
 }
 

@@ -94,6 +94,10 @@ type Store struct {
 	outCtx   context.Context // the context of the batch that gathered the newest
 	stats    Stats
 	scratch  []byte
+	enc      []byte // Value.Update encodes into it, see setValue
+	// broken is the error of a batch whose function failed: it may have changed values
+	// half way, so the store writes nothing more (see ProcessBatch).
+	broken error
 }
 
 // DefaultCacheEntries is how many state values a Store keeps between micro-batches, in
@@ -156,11 +160,13 @@ func (s *Store) Prefetch(ctx context.Context, keys [][]byte, groups []int) {
 	groups = s.keyGroups(keys, groups)
 	var fetch [][]byte
 	var arena []byte // the keys to read, one allocation mostly
+	keyBuf := s.keyBuf
+	defer func() { s.keyBuf = keyBuf }()
 	for i, k := range keys {
 		g := groups[i]
 		for _, n := range s.names {
-			sk := stateKey(s.keyBuf[:0], g, n, k)
-			s.keyBuf = sk
+			sk := stateKey(keyBuf[:0], g, n, k)
+			keyBuf = sk
 			if _, ok := s.vc.get(sk); ok {
 				continue
 			}
@@ -250,16 +256,18 @@ func (r *pendingRead) result() ([][]byte, error) {
 // call after; that write completes in the background (see Sync). groups[i] is the key group
 // of keys[i] (KeyGroupFor), which routing the records computed already; nil: the store
 // computes them.
+//
+// A batch whose fn fails ends the store: its values may be changed half way (an update
+// changes a cached value in place, see setValue), so every later batch returns that
+// error, and Sync and Close write nothing more, as the attempt that owns the store ends.
 func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, fn func(i int) error) error {
+	if s.broken != nil {
+		return fmt.Errorf("an earlier batch failed: %w", s.broken)
+	}
 	s.ctx = ctx
 	defer func() { s.ctx = nil }()
 	groups = s.keyGroups(keys, groups)
 	s.batch++
-	if len(s.cache) > 0 || len(s.order) > 0 { // a batch before failed half way
-		clear(s.cache)
-		clear(s.order)
-		s.order = s.order[:0]
-	}
 	// The batch's entries: pointers to them live until the batch is flushed, and the slab
 	// never grows past its capacity meanwhile, so one slab serves every batch.
 	slab := s.slab[:0]
@@ -271,10 +279,11 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	var fetchE []*entry       // their entries
 	var pre []prefetchedEntry // keys Prefetch started reading
 	byRecord := s.byRecord[:0]
+	keyBuf := s.keyBuf // a local: no write barrier per record
 	for i, k := range keys {
 		for _, n := range s.names {
-			sk := stateKey(s.keyBuf[:0], groups[i], n, k)
-			s.keyBuf = sk
+			sk := stateKey(keyBuf[:0], groups[i], n, k)
+			keyBuf = sk
 			// A cached key's entry of this batch is found through its slot, any other
 			// key's through the batch's map.
 			sl, cached := s.vc.get(sk)
@@ -313,11 +322,12 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 				pre = append(pre, prefetchedEntry{e: e, ref: ref})
 			default:
 				fetch = append(fetch, sk[:len(sk):len(sk)])
-				s.keyBuf = nil // fetch keeps it
+				keyBuf = nil // fetch keeps it
 				fetchE = append(fetchE, e)
 			}
 		}
 	}
+	s.keyBuf = keyBuf
 	if err := s.fill(ctx, fetch, fetchE, pre); err != nil {
 		return err
 	}
@@ -328,6 +338,7 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 		s.curKey, s.curGroup = keys[i], groups[i]
 		s.cur = byRecord[i*names : (i+1)*names]
 		if err := fn(i); err != nil {
+			s.broken = err
 			return err
 		}
 	}
@@ -413,14 +424,19 @@ func (s *Store) flush(ctx context.Context) error {
 	if s.outbox == nil {
 		s.outbox = make([]sdk.Mutation, 0, max(len(s.order), s.lastOut))
 	}
-	size := 0
+	size := 0 // of the keys new to the write
 	for _, e := range s.order {
-		size += len(e.key)
+		if !s.gathered(e.slot) {
+			size += len(e.key)
+		}
 	}
-	keys := make([]byte, 0, size) // the mutations' keys, one allocation
+	var keys []byte // the new mutations' keys, one allocation
+	if size > 0 {
+		keys = make([]byte, 0, size)
+	}
 	for _, e := range s.order {
 		s.remember(e)
-		if sl := e.slot; sl != nil && sl.outSeq == s.outSeq+1 {
+		if sl := e.slot; s.gathered(sl) {
 			// An earlier batch gathered into this write changed the key too: its
 			// mutation takes the new value, so a key is written once per write.
 			m := &s.outbox[sl.out]
@@ -443,6 +459,9 @@ func (s *Store) flush(ctx context.Context) error {
 	return s.send()
 }
 
+// gathered reports whether the write being gathered has a mutation of sl's key.
+func (s *Store) gathered(sl *slot) bool { return sl != nil && sl.outSeq == s.outSeq+1 }
+
 // send starts the write of the mutations gathered. The write goes on while the next
 // batches are processed: the backend works on it while the subtask works on the next
 // records. Writes apply in order, each after the one before; Sync waits for all of them
@@ -458,6 +477,19 @@ func (s *Store) send() error {
 	}
 	muts := s.outbox
 	s.outbox, s.lastOut = nil, len(muts)
+	// The values may be memory the store reuses for the keys' next values (setValue):
+	// the write gets copies, in one allocation.
+	n := 0
+	for _, m := range muts {
+		n += len(m.Value)
+	}
+	vals := make([]byte, 0, n)
+	for i, m := range muts {
+		if m.Value != nil {
+			vals = append(vals, m.Value...)
+			muts[i].Value = vals[len(vals)-len(m.Value) : len(vals) : len(vals)]
+		}
+	}
 	s.outSeq++
 	s.stats.WriteCalls++
 	s.stats.KeysWritten += int64(len(muts))
@@ -511,6 +543,9 @@ func (s *Store) waitOldest() error {
 // returns the first error of a write. Call it before any other call on the keyed backend
 // (snapshot, notifications, close). A failed read is reported by the batch that needs it.
 func (s *Store) Sync() error {
+	if s.broken != nil {
+		s.outbox, s.outBytes = nil, 0 // half made: see ProcessBatch
+	}
 	serr := s.send()
 	for _, r := range s.reads {
 		_, _ = r.result()
@@ -606,6 +641,23 @@ func (s *Store) get(name string) ([]byte, error) {
 	s.cache[e.key] = e
 	e.value = vals[0]
 	return e.value, nil
+}
+
+// setValue sets the value of state name for the current key to a copy of b (present
+// even when empty). The copy goes into memory of the key's cache slot that only the store
+// references (slot.own), reused for every value that fits; without a slot it is a new
+// allocation.
+func (s *Store) setValue(name string, b []byte) error {
+	e := s.declared(name)
+	if e == nil || e.slot == nil {
+		return s.set(name, append(make([]byte, 0, len(b)), b...))
+	}
+	sl := e.slot
+	if sl.own == nil {
+		sl.own = sl.inline[:0]
+	}
+	sl.own = append(sl.own[:0], b...)
+	return s.set(name, sl.own)
 }
 
 // set replaces the raw value of state name for the current key; nil deletes it.

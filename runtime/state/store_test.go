@@ -216,6 +216,7 @@ type slowBackend struct {
 	maxSeen  int
 	order    []string // the value of key "k" each write carried, up to its '|' (see bigValue)
 	failAt   int
+	gate     chan struct{} // if set, every write waits for it to close
 }
 
 func (b *slowBackend) Get(_ context.Context, keys [][]byte) ([][]byte, error) {
@@ -223,6 +224,9 @@ func (b *slowBackend) Get(_ context.Context, keys [][]byte) ([][]byte, error) {
 }
 
 func (b *slowBackend) Write(_ context.Context, muts []sdk.Mutation) error {
+	if b.gate != nil {
+		<-b.gate
+	}
 	b.mu.Lock()
 	b.inFlight++
 	b.maxSeen = max(b.maxSeen, b.inFlight)
@@ -560,5 +564,107 @@ func TestStoreStartingEmptyReadsOnlyAfterTheCacheDropsValues(t *testing.T) {
 		if got, _ := Int64.Decode(b.m[string(AppendStateKey(nil, KeyGroupFor([]byte(k), 128), "count", []byte(k)))]); got != n {
 			t.Fatalf("backend holds %s = %d, want %d", k, got, n)
 		}
+	}
+}
+
+// TestStoreWriteInFlightKeepsItsValues: a value update reuses the memory of the key's
+// value, so a write must carry copies. Each batch below updates the one key with a value
+// large enough to start a write at once, while the writes before it still wait to be
+// applied: each must still carry the value it was sent with.
+func TestStoreWriteInFlightKeepsItsValues(t *testing.T) {
+	b := &slowBackend{gate: make(chan struct{})}
+	v := NewValue("v", Bytes)
+	s, _ := NewStore(b, 8, []Descriptor{v})
+	s.SetCacheEntries(1 << 10)
+	const batches = 4 // fewer than MaxWritesInFlight: no batch waits for the gate
+	for i := 0; i < batches; i++ {
+		err := s.ProcessBatch(context.Background(), [][]byte{[]byte("k")}, nil, func(int) error {
+			return v.Update(s, bigValue(i))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.pending) != batches {
+		t.Fatalf("%d writes in flight, want %d", len(s.pending), batches)
+	}
+	close(b.gate)
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i, got := range b.order {
+		if got != fmt.Sprint(i) {
+			t.Fatalf("write %d carried the value of batch %s, want %d (all: %v)", i, got, i, b.order)
+		}
+	}
+	if len(b.order) != batches {
+		t.Fatalf("%d writes applied, want %d", len(b.order), batches)
+	}
+}
+
+// TestStoreSmallValueUpdatesAllocateNothing: updating a cached counter writes into the
+// memory its key's cache slot keeps, so a batch allocates nothing per record once its
+// keys are cached and gathered into the write.
+func TestStoreSmallValueUpdatesAllocateNothing(t *testing.T) {
+	_, n, s := countingStore(t, 0)
+	keys := make([][]byte, 1000)
+	for i := range keys {
+		keys[i] = []byte(fmt.Sprint("key", i%10))
+	}
+	ctx := context.Background()
+	fn := func(int) error {
+		c, _, err := n.Get(s)
+		if err != nil {
+			return err
+		}
+		return n.Update(s, c+1)
+	}
+	if err := s.ProcessBatch(ctx, keys, nil, fn); err != nil {
+		t.Fatal(err)
+	}
+	allocs := testing.AllocsPerRun(20, func() {
+		if err := s.ProcessBatch(ctx, keys, nil, fn); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs > 1 {
+		t.Fatalf("%.1f allocations per batch of %d records, want at most 1", allocs, len(keys))
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	s.ProcessBatch(ctx, keys[:1], nil, func(int) error {
+		if c, _, _ := n.Get(s); c != 22*100 {
+			t.Fatalf("count of key0 = %d, want %d", c, 22*100)
+		}
+		return nil
+	})
+}
+
+// TestStoreFailedBatchEndsTheStore: a batch whose function fails may have changed values
+// half way, so the store refuses later batches and writes nothing it gathered.
+func TestStoreFailedBatchEndsTheStore(t *testing.T) {
+	b, n, s := countingStore(t, 0)
+	ctx := context.Background()
+	keys := [][]byte{[]byte("a"), []byte("b")}
+	boom := errors.New("boom")
+	if err := s.ProcessBatch(ctx, keys, nil, func(i int) error {
+		if i == 1 {
+			return boom
+		}
+		return n.Update(s, 7)
+	}); !errors.Is(err, boom) {
+		t.Fatalf("ProcessBatch = %v, want the function's error", err)
+	}
+	if err := s.ProcessBatch(ctx, keys, nil, func(int) error { return nil }); !errors.Is(err, boom) {
+		t.Fatalf("the next ProcessBatch = %v, want the earlier batch's error", err)
+	}
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if b.writes != 0 || len(b.m) != 0 {
+		t.Fatalf("the backend got %d writes, %d keys, want none", b.writes, len(b.m))
 	}
 }

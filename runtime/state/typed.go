@@ -36,11 +36,8 @@ func (v *Value[T]) Get(s *Store) (T, bool, error) {
 
 // Update sets the current key's value.
 func (v *Value[T]) Update(s *Store, x T) error {
-	b := v.codec.Encode(nil, x) // sized to the value: a small one is a tiny allocation
-	if b == nil {
-		b = []byte{} // present, empty; nil would clear the value
-	}
-	return s.set(v.name, b)
+	s.enc = v.codec.Encode(s.enc[:0], x)
+	return s.setValue(v.name, s.enc)
 }
 
 // Clear removes the current key's value.
