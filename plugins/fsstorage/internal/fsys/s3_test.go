@@ -3,6 +3,7 @@ package fsys
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"io"
 	"io/fs"
@@ -223,5 +224,24 @@ func sampleHeap(t *testing.T) func() uint64 {
 			return 0
 		}
 		return maxSeen - base
+	}
+}
+
+// TestS3TransportTrustsTheSystemRoots: with TLS the client verifies servers against the
+// system's root certificates, which crypto/x509 loads itself (SSL_CERT_FILE and
+// SSL_CERT_DIR included), and speaks TLS 1.2 at least; without TLS it has no TLS settings.
+func TestS3TransportTrustsTheSystemRoots(t *testing.T) {
+	tr, err := s3Transport(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := tr.TLSClientConfig; c == nil || c.RootCAs != nil || c.MinVersion != tls.VersionTLS12 {
+		t.Fatalf("TLS config %+v: want the system roots (RootCAs nil) and TLS 1.2 at least", c)
+	}
+	if !tr.DisableCompression || tr.Proxy == nil {
+		t.Fatalf("transport lost minio's defaults: DisableCompression %v, proxy set %v", tr.DisableCompression, tr.Proxy != nil)
+	}
+	if tr, err = s3Transport(false); err != nil || tr.TLSClientConfig != nil {
+		t.Fatalf("plain transport: TLS config %+v, error %v; want none", tr.TLSClientConfig, err)
 	}
 }
