@@ -19,11 +19,15 @@ type pipelinedKeyedClient struct {
 	*keyedClient
 }
 
-// StartWrite implements host.PipelinedWriter. Batches go in messages of about 1 MiB each.
+// StartWrite implements host.PipelinedWriter. A batch goes in messages of about
+// writeMessageBytes each, which the plugin applies one by one as they arrive: it works on
+// the first while the next are on their way, instead of waiting for the whole batch.
+// Measured on a final 1.2 MB write of 50k keys to leveldb, 1 MiB messages took 74-81 ms
+// against 44-51 ms in-process, 128 KiB ones 50-61 ms.
 func (k pipelinedKeyedClient) StartWrite(ctx context.Context, mutations []sdk.Mutation) (wait func() error) {
 	var msgs []*pb.PipelineRequest
 	for len(mutations) > 0 {
-		n := wire.BatchEnd(mutations, func(m sdk.Mutation) int { return len(m.Key) + len(m.Value) })
+		n := wire.BatchEndAt(mutations, writeMessageBytes, func(m sdk.Mutation) int { return len(m.Key) + len(m.Value) })
 		w := &pb.WriteRequest{BackendId: k.id, Packed: packMutations(mutations[:n])}
 		msgs = append(msgs, &pb.PipelineRequest{BackendId: k.id, Op: &pb.PipelineRequest_Write{Write: w}})
 		mutations = mutations[n:]
@@ -34,6 +38,9 @@ func (k pipelinedKeyedClient) StartWrite(ctx context.Context, mutations []sdk.Mu
 		return err
 	}
 }
+
+// writeMessageBytes is about how many bytes of mutations one Pipeline message carries.
+const writeMessageBytes = 128 << 10
 
 // StartRead implements host.PipelinedWriter. A plugin that keeps its calls one at a time itself
 // (reads ahead) gets a Get call of its own, which goes before the writes it has queued. A

@@ -6,10 +6,15 @@ const perItemOverhead = 8
 // BatchEnd returns n > 0 such that items[:n] weigh about BatchBytes at most (always at
 // least one item; 0 for none), where size gives an item's payload.
 func BatchEnd[T any](items []T, size func(T) int) int {
+	return BatchEndAt(items, BatchBytes, size)
+}
+
+// BatchEndAt is BatchEnd for batches of about limit bytes.
+func BatchEndAt[T any](items []T, limit int, size func(T) int) int {
 	total := 0
 	for i, it := range items {
 		total += size(it) + perItemOverhead
-		if i > 0 && total > BatchBytes {
+		if i > 0 && total > limit {
 			return i
 		}
 	}

@@ -21,6 +21,9 @@ func TestBatchEndBoundsPayload(t *testing.T) {
 	if n := BatchEnd([][]byte{}, size); n != 0 {
 		t.Errorf("empty: %d", n)
 	}
+	if n := BatchEndAt(items, 700<<10, size); n != 2 {
+		t.Errorf("batch of 300 KiB items under 700 KiB: %d, want 2", n)
+	}
 }
 
 // TestChunkWriterCutsChunks: whatever the sizes written, the chunks sent are ChunkSize
