@@ -90,3 +90,24 @@ func TestReleasedAlignmentKeepsTheNextBarrierBehindItsRecords(t *testing.T) {
 		})
 	}
 }
+
+// TestReleasedBatchKeepsNoRecords: a batch handed back for reuse keeps no reference to
+// the records and keys it carried, and a batch taken for reuse starts empty.
+func TestReleasedBatchKeepsNoRecords(t *testing.T) {
+	m := newBatch(4)
+	for i := range 3 {
+		m.recs = append(m.recs, fmt.Sprint("record", i))
+		m.keys = append(m.keys, []byte(fmt.Sprint("key", i)))
+		m.groups = append(m.groups, i)
+	}
+	recs, keys := m.recs, m.keys
+	releaseBatch(m)
+	for i := range recs {
+		if recs[i] != nil || keys[i] != nil {
+			t.Fatalf("slot %d still holds record %v, key %q after release", i, recs[i], keys[i])
+		}
+	}
+	if n := newBatch(4); len(n.recs) != 0 || len(n.keys) != 0 || len(n.groups) != 0 || n.barrier != nil {
+		t.Fatalf("a new batch holds %d records, %d keys, %d groups, barrier %v; want none", len(n.recs), len(n.keys), len(n.groups), n.barrier)
+	}
+}

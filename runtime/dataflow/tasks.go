@@ -198,6 +198,7 @@ func (t *stageTask) run(ctx context.Context) error {
 			return procErr
 		})
 		t.records.RecordsIn(len(m.recs))
+		releaseBatch(m)
 		t.records.RecordsOut(t.out.emitted - emitted)
 		t.sinkRecords.RecordsIn(t.out.emitted - emitted)
 		if err == nil {
