@@ -285,7 +285,18 @@ func watchPlugins(ctx context.Context, cancel context.CancelCauseFunc, pl *plugi
 // permanent error; one that died on the way is not: starting it again may work.
 func (x *Executor) open(ctx context.Context) (*plugins, error) {
 	cfg := x.Config
+	// The storage starts beside the backend: a start is mostly a process coming up, which
+	// the other's need not wait for.
+	storage, storageErr := (*pluginhost.Instance)(nil), error(nil)
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		if cfg.CheckpointStorage != cfg.StateBackend {
+			storage, storageErr = x.openPlugin(ctx, cfg.CheckpointStorage)
+		}
+	}()
 	backend, err := x.openPlugin(ctx, cfg.StateBackend)
+	<-started
 	if err != nil {
 		return nil, fmt.Errorf("state backend %q (state.backend.type): %w", cfg.StateBackend, err)
 	}
@@ -294,7 +305,7 @@ func (x *Executor) open(ctx context.Context) (*plugins, error) {
 	}
 	pl := &plugins{backend: backend, storage: backend}
 	if cfg.CheckpointStorage != cfg.StateBackend {
-		if pl.storage, err = x.openPlugin(ctx, cfg.CheckpointStorage); err != nil {
+		if pl.storage, err = storage, storageErr; err != nil {
 			return nil, fmt.Errorf("checkpoint storage %q (execution.checkpointing.storage): %w", cfg.CheckpointStorage, err)
 		}
 	}

@@ -63,6 +63,9 @@ type Host struct {
 
 	mu        sync.Mutex
 	instances map[string]*Instance
+	// starting holds, by name, the plugins whose first start is under way: closed when it
+	// ended, with the instance in instances or the start failed.
+	starting  map[string]chan struct{}
 	closed    bool
 	observers observers // see Observe
 }
@@ -73,7 +76,7 @@ func New(opts Options) *Host {
 	if logger == nil {
 		logger = hclog.NewNullLogger()
 	}
-	return &Host{opts: opts, logger: logger, instances: map[string]*Instance{}}
+	return &Host{opts: opts, logger: logger, instances: map[string]*Instance{}, starting: map[string]chan struct{}{}}
 }
 
 // ErrUnknownPlugin: no plugin by that name in the plugin directory (nor a builtin).
@@ -81,25 +84,63 @@ var ErrUnknownPlugin = errors.New("unknown plugin")
 
 // Open returns the running instance of plugin name, starting it the first time. Later
 // calls return the same instance, even if its process has exited since (see
-// Instance.Alive and Instance.Restart).
+// Instance.Alive and Instance.Restart). Plugins of different names start side by side;
+// a call for a plugin whose start is under way waits for it.
 func (h *Host) Open(ctx context.Context, name string) (*Instance, error) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, fmt.Errorf("plugin %s: the plugin host is closed", name)
+	for {
+		if h.closed {
+			h.mu.Unlock()
+			return nil, fmt.Errorf("plugin %s: the plugin host is closed", name)
+		}
+		if in, ok := h.instances[name]; ok {
+			h.mu.Unlock()
+			return in, nil
+		}
+		started, busy := h.starting[name]
+		if !busy {
+			break
+		}
+		h.mu.Unlock()
+		select {
+		case <-started: // running now, or its start failed: look again
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		h.mu.Lock()
 	}
-	if in, ok := h.instances[name]; ok {
-		return in, nil
-	}
+	started := make(chan struct{})
+	h.starting[name] = started
+	h.mu.Unlock()
+	defer close(started)
 	in, err := h.newInstance(name)
+	if err == nil {
+		err = in.start(ctx)
+	}
+	h.mu.Lock()
+	delete(h.starting, name)
+	closed := h.closed
+	if err == nil && !closed {
+		h.instances[name] = in
+	}
+	h.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	if err := in.start(ctx); err != nil {
-		return nil, err
+	if closed { // Close came while it started: it waits for this
+		in.Kill()
+		return nil, fmt.Errorf("plugin %s: the plugin host is closed", name)
 	}
-	h.instances[name] = in
 	return in, nil
+}
+
+// startsUnderWay returns the channels of the starts under way; the caller holds h.mu.
+func (h *Host) startsUnderWay() []chan struct{} {
+	var out []chan struct{}
+	for _, c := range h.starting {
+		out = append(out, c)
+	}
+	return out
 }
 
 func (h *Host) newInstance(name string) (*Instance, error) {
@@ -177,14 +218,24 @@ func (h *Host) Close() {
 	h.closed = true
 	instances := h.instances
 	h.instances = map[string]*Instance{}
+	starts := h.startsUnderWay()
 	h.mu.Unlock()
 	eachInstance(instances, (*Instance).Kill)
+	for _, c := range starts { // each kills what it started (see Open)
+		<-c
+	}
 }
 
 // KillNow sends SIGKILL to every running plugin process at once and returns once they are
 // gone, naming them ("hashmap (pid 123)"): for a runner that must end while its plugins
 // hold it up. The host stays open.
 func (h *Host) KillNow() []string {
+	h.mu.Lock()
+	starts := h.startsUnderWay()
+	h.mu.Unlock()
+	for _, c := range starts { // a start under way ends first, as its process may be up
+		<-c
+	}
 	h.mu.Lock()
 	instances := maps.Clone(h.instances)
 	h.mu.Unlock()

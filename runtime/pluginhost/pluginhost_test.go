@@ -281,3 +281,51 @@ func (inProcess) ResolveCheckpoint(context.Context, string) (sdk.CompletedCheckp
 func (inProcess) CreateCheckpointStorage(context.Context, string) (sdk.CheckpointStorageAccess, error) {
 	return nil, sdk.ErrUnsupported
 }
+
+// TestConcurrentOpens: Opens of one plugin at once start one process and all get its
+// instance; plugins of different names start side by side. A Close while they start
+// leaves no process running: every start it overtook kills what it started.
+func TestConcurrentOpens(t *testing.T) {
+	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem", "memstorage")})
+	defer h.Close()
+	ctx := ctxT(t)
+	const n = 4
+	got := make([]*pluginhost.Instance, 2*n)
+	errs := make([]error, 2*n)
+	var wg sync.WaitGroup
+	for i := range 2 * n {
+		name := []string{"mem", "memstorage"}[i%2]
+		wg.Go(func() { got[i], errs[i] = h.Open(ctx, name) })
+	}
+	wg.Wait()
+	for i := range got {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		if got[i] != got[i%2] {
+			t.Fatalf("Open %d of %s got instance %p (pid %d), want %p (pid %d)", i, got[i].Name(), got[i], got[i].Pid(), got[i%2], got[i%2].Pid())
+		}
+	}
+	if got[0].Pid() == got[1].Pid() || !got[0].Alive() || !got[1].Alive() {
+		t.Fatalf("mem pid %d alive %v, memstorage pid %d alive %v", got[0].Pid(), got[0].Alive(), got[1].Pid(), got[1].Alive())
+	}
+
+	// A Close racing starts: whatever an Open returns must not outlive it.
+	h2 := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "mem", "memstorage")})
+	opened := make(chan *pluginhost.Instance, 2)
+	for _, name := range []string{"mem", "memstorage"} {
+		wg.Go(func() {
+			if in, err := h2.Open(ctx, name); err == nil {
+				opened <- in
+			}
+		})
+	}
+	h2.Close()
+	wg.Wait()
+	close(opened)
+	for in := range opened {
+		if in.Alive() {
+			t.Errorf("%s (pid %d) runs after Close", in.Name(), in.Pid())
+		}
+	}
+}
