@@ -117,3 +117,25 @@ func TestGeneratorReplaysFromPosition(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratorKeys: event i has key "k<h(i) mod Keys>" as Generator documents, computed
+// here from the formula; the keys of a read, made over shared buffers, keep their bytes
+// through the reads after it.
+func TestGeneratorKeys(t *testing.T) {
+	ctx := context.Background()
+	g := Generator{Records: 5000, Keys: 1 << 40}
+	r, _ := g.Open(ctx, 0, 1, nil)
+	var got []Event
+	for r.Read(ctx, 2000, func(e any) { got = append(got, e.(Event)) }) == nil {
+	}
+	if len(got) != 5000 {
+		t.Fatalf("%d events, want 5000", len(got))
+	}
+	for i, e := range got {
+		x := uint64(i) * 0x9E3779B97F4A7C15
+		x ^= x >> 29
+		if want := fmt.Sprintf("k%d", x%(1<<40)); e.Key != want || e.Value != int64(i%100) {
+			t.Fatalf("event %d = %+v, want key %s value %d", i, e, want, i%100)
+		}
+	}
+}

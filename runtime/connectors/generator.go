@@ -8,6 +8,7 @@ import (
 	"io"
 	"sort"
 	"strconv"
+	"unsafe"
 
 	"github.com/flowstate/flowstate/runtime/dataflow"
 )
@@ -128,15 +129,23 @@ type genReader struct {
 	left []progression
 }
 
-func (r *genReader) key(i int64) string {
+// appendKey appends the key of event i to dst.
+func (r *genReader) appendKey(dst []byte, i int64) []byte {
 	h := uint64(i) * 0x9E3779B97F4A7C15
 	h ^= h >> 29
-	return "k" + strconv.FormatUint(h%uint64(r.g.Keys), 10)
+	return strconv.AppendUint(append(dst, 'k'), h%uint64(r.g.Keys), 10)
 }
 
-// Read implements dataflow.SourceReader.
+// Read implements dataflow.SourceReader. The keys of the events are strings over
+// buffers of up to 16 KiB, allocated once per buffer rather than once per event; a key
+// is made only of bytes no later append writes (each starts a new buffer when the
+// longest key no longer fits).
 func (r *genReader) Read(ctx context.Context, max int, emit func(any)) error {
+	var keys []byte
 	for n := 0; n < max; n++ {
+		if cap(keys)-len(keys) < maxKeyLen {
+			keys = make([]byte, 0, min(max-n, 16<<10/maxKeyLen)*maxKeyLen)
+		}
 		for len(r.left) > 0 && r.left[0].Next >= r.g.Records {
 			r.left = r.left[1:]
 		}
@@ -144,11 +153,16 @@ func (r *genReader) Read(ctx context.Context, max int, emit func(any)) error {
 			return io.EOF
 		}
 		p := &r.left[0]
-		emit(Event{Key: r.key(p.Next), Value: p.Next % 100})
+		start := len(keys)
+		keys = r.appendKey(keys, p.Next)
+		emit(Event{Key: unsafe.String(&keys[start], len(keys)-start), Value: p.Next % 100})
 		p.Next += p.Stride
 	}
 	return nil
 }
+
+// maxKeyLen is the length of the longest key: "k" and a uint64.
+const maxKeyLen = 1 + 20
 
 // Position implements dataflow.SourceReader: the progressions left.
 func (r *genReader) Position() ([]byte, error) {

@@ -156,7 +156,7 @@ func Aggregate(spec Spec) (*dataflow.Job, error) {
 	j := newJob("aggregate", spec)
 	events := dataflow.FromSource[connectors.Event](j, "source", connectors.Generator{Records: spec.Records, Keys: spec.Keys})
 	sums := state.NewReducing("sum", state.Int64, func(a, b int64) int64 { return a + b })
-	keyed := dataflow.KeyBy(events, func(e connectors.Event) []byte { return []byte(e.Key) })
+	keyed := dataflow.KeyBy(events, func(e connectors.Event) []byte { return stringKey(e.Key) })
 	out := dataflow.Process(keyed, "aggregate", []state.Descriptor{sums},
 		func(kc *dataflow.KeyedContext, e connectors.Event, emit func(string)) error {
 			s, err := sums.Add(kc.State(), e.Value)
