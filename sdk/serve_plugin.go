@@ -64,6 +64,7 @@ var wireErrors = wire.NewErrors(wire.Sentinels{
 func serverOptions(logger hclog.Logger) []grpc.ServerOption {
 	return []grpc.ServerOption{
 		grpc.MaxRecvMsgSize(wire.MaxRecvMsgSize),
+		grpc.InitialWindowSize(wire.StreamWindow), grpc.InitialConnWindowSize(wire.ConnWindow),
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer recoverPanic(logger, info.FullMethod, &err)
 			resp, err = h(ctx, req)

@@ -108,7 +108,7 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	p.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  wire.Handshake(sdk.ProtocolVersion),
 		VersionedPlugins: versioned,
-		GRPCDialOptions:  observe(cfg.Observer),
+		GRPCDialOptions:  append(observe(cfg.Observer), wire.DialWindows()...),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     timeout,

@@ -6,7 +6,10 @@
 // imports the other: a plugin binary links the plugin end only.
 package wire
 
-import "github.com/hashicorp/go-plugin"
+import (
+	"github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+)
 
 const (
 	// PluginName is the name of Flowstate's plugin in go-plugin's plugin sets.
@@ -39,4 +42,17 @@ func Handshake(v uint) plugin.HandshakeConfig {
 		MagicCookieKey:   "FLOWSTATE_PLUGIN",
 		MagicCookieValue: "d2f1c1c6-state-backend-and-checkpoint-storage",
 	}
+}
+
+// StreamWindow and ConnWindow are the HTTP/2 flow-control windows both ends open, per
+// stream and per connection: wide enough that a 1 MiB chunk of a snapshot or a restore
+// crosses without waiting for the receiver's window updates.
+const (
+	StreamWindow = 4 << 20
+	ConnWindow   = 8 << 20
+)
+
+// DialWindows returns the host's dial options for StreamWindow and ConnWindow.
+func DialWindows() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(StreamWindow), grpc.WithInitialConnWindowSize(ConnWindow)}
 }
