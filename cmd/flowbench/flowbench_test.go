@@ -128,7 +128,7 @@ func TestWriteReportKeepsTextOutsideMarkers(t *testing.T) {
 func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 	s := quickSettings()
 	s.PluginDir, s.Runner, s.Work = testbin.PluginDir(t), testbin.Runner(t), t.TempDir()
-	s.Rounds, s.StartupRounds = 1, 1
+	s.Rounds, s.JobRounds, s.StartupRounds = 1, 1, 1
 	var progress bytes.Buffer
 	b := &bench{s: s, start: time.Now(), log: &progress}
 	want := map[string]bool{}

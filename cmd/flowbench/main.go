@@ -43,7 +43,7 @@ func run(args []string) error {
 	runner := fs.String("runner", "bin/runner", "runner binary, for the start-up figure")
 	work := fs.String("work", filepath.Join(os.TempDir(), "flowbench"), "scratch directory, on the disk to measure")
 	quick := fs.Bool("quick", false, "tiny sizes: check that every figure runs, in seconds")
-	rounds := fs.Int("rounds", 0, "rounds of each comparison (0: 5, or 2 with -quick)")
+	rounds := fs.Int("rounds", 0, "rounds of each comparison (0: 15 for the aggregate and word count, 5 for checkpoint and restore; 2 with -quick)")
 	only := fs.String("only", strings.Join(phases, ","), "phases to run")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the benchmark process")
 	stateMB := fs.Int64("state-mb", 0, "state of the checkpoint, restore and pause figures in MiB (0: 1024, or 4 with -quick)")
@@ -55,7 +55,7 @@ func run(args []string) error {
 		s = quickSettings()
 	}
 	if *rounds > 0 {
-		s.Rounds = *rounds
+		s.Rounds, s.JobRounds = *rounds, *rounds
 	}
 	if *stateMB > 0 {
 		s.StateBytes, s.PauseBytes = *stateMB<<20, *stateMB<<20

@@ -61,7 +61,7 @@ func aggregateJob(s settings) (*dataflow.Job, error) {
 // alternating, for the configured rounds or until deadline.
 func (b *bench) throughput(ctx context.Context, backend string, deadline time.Time) (*throughputResult, error) {
 	res := &throughputResult{backend: backend, runs: map[mode]*variantRuns{plugin: {}, inProcess: {}}}
-	for round := 0; round < b.s.Rounds; round++ {
+	for round := 0; round < b.s.JobRounds; round++ {
 		if round > 0 && time.Now().After(deadline) {
 			b.logf("aggregate on %s: stopping after %d rounds (time budget)", backend, round)
 			break

@@ -57,7 +57,7 @@ func (b *bench) wordCount(ctx context.Context, deadline time.Time) (*wordCountRe
 	for _, be := range backends {
 		res.runs[be] = map[mode]*variantRuns{plugin: {}, inProcess: {}}
 	}
-	for round := 0; round < b.s.Rounds; round++ {
+	for round := 0; round < b.s.JobRounds; round++ {
 		if round > 0 && time.Now().After(deadline) {
 			b.logf("word count: stopping after %d rounds (time budget)", round)
 			break
