@@ -421,14 +421,19 @@ func (s *Store) flush(ctx context.Context) error {
 	if len(s.outbox) == 0 {
 		s.outGen = s.vc.gen
 	}
-	if s.outbox == nil {
-		s.outbox = make([]sdk.Mutation, 0, max(len(s.order), s.lastOut))
-	}
-	size := 0 // of the keys new to the write
+	size, fresh := 0, 0 // the keys new to the write: their bytes, their number
 	for _, e := range s.order {
 		if !s.gathered(e.slot) {
 			size += len(e.key)
+			fresh++
 		}
+	}
+	if need := len(s.outbox) + fresh; need > cap(s.outbox) {
+		// Double, rather than grow by append's quarter: a write gathers tens of thousands
+		// of mutations, and each step copies them all.
+		grown := make([]sdk.Mutation, len(s.outbox), max(need, 2*cap(s.outbox), s.lastOut))
+		copy(grown, s.outbox)
+		s.outbox = grown
 	}
 	var keys []byte // the new mutations' keys, one allocation
 	if size > 0 {
