@@ -268,6 +268,11 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 	defer func() { s.ctx = nil }()
 	groups = s.keyGroups(keys, groups)
 	s.batch++
+	if len(s.cache) > 0 || len(s.order) > 0 { // a batch before failed reading its state
+		clear(s.cache)
+		clear(s.order)
+		s.order = s.order[:0]
+	}
 	// The batch's entries: pointers to them live until the batch is flushed, and the slab
 	// never grows past its capacity meanwhile, so one slab serves every batch.
 	slab := s.slab[:0]
