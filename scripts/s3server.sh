@@ -18,7 +18,11 @@
 #
 # Credentials are fixed test values: testkey / testsecret12345. The server binds to
 # loopback only, has telemetry, the admin UI, WebDAV, Iceberg and Lance ports off, and does
-# not create buckets on upload (as AWS: a missing bucket is an error).
+# not create buckets on upload (as AWS: a missing bucket is an error). Every bucket is a
+# collection with volumes of its own, and by default weed mini allows free disk / volume
+# size of them: with 12 GB free, writes into the tenth bucket failed with HTTP 500 ("failed
+# to find writable volumes"). The tests make a bucket per run, so the volume count and
+# size are set (volumes are sparse files: they take the disk their data takes).
 set -euo pipefail
 
 VERSION="${FLOWSTATE_WEED_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}"
@@ -93,6 +97,7 @@ cmd_start() {
 		setsid "$BIN" mini -dir="$data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
 		-master.telemetry=false -admin.ui=false -webdav=false \
 		-s3.port="$PORT" -s3.port.iceberg=0 -s3.port.lance=0 -s3.autoCreateBucket=false \
+		-volume.max=300 -master.volumeSizeLimitMB=64 \
 		</dev/null >"$LOG_FILE" 2>&1 &
 	local pid=$!
 	echo "$pid" >"$PID_FILE"
