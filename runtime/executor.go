@@ -287,7 +287,8 @@ func (x *Executor) open(ctx context.Context) (*plugins, error) {
 	cfg := x.Config
 	// The storage starts beside the backend: a start is mostly a process coming up, which
 	// the other's need not wait for.
-	storage, storageErr := (*pluginhost.Instance)(nil), error(nil)
+	var storage *pluginhost.Instance
+	var storageErr error
 	started := make(chan struct{})
 	go func() {
 		defer close(started)

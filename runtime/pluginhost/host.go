@@ -11,6 +11,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -135,13 +136,7 @@ func (h *Host) Open(ctx context.Context, name string) (*Instance, error) {
 }
 
 // startsUnderWay returns the channels of the starts under way; the caller holds h.mu.
-func (h *Host) startsUnderWay() []chan struct{} {
-	var out []chan struct{}
-	for _, c := range h.starting {
-		out = append(out, c)
-	}
-	return out
-}
+func (h *Host) startsUnderWay() []chan struct{} { return slices.Collect(maps.Values(h.starting)) }
 
 func (h *Host) newInstance(name string) (*Instance, error) {
 	if !validName(name) {
