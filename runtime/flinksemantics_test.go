@@ -261,3 +261,46 @@ func TestRetentionInCode(t *testing.T) {
 		}
 	}
 }
+
+// TestFromMissingPointerFailsAtOnce: a --from pointer the storage says does not exist is a
+// mistake no restart can fix, as Flink refuses a missing savepoint path at submission. The
+// run ends with an error naming the pointer before the restart strategy's first delay
+// (an hour here): a retried failure would reach the test's deadline instead.
+func TestFromMissingPointerFailsAtOnce(t *testing.T) {
+	root := t.TempDir()
+	conf := fmt.Sprintf(`state.backend.type: hashmap
+execution.checkpointing.storage: filesystem
+execution.checkpointing.dir: %s
+restart-strategy.type: fixed-delay
+restart-strategy.fixed-delay.attempts: 1000
+restart-strategy.fixed-delay.delay: 1h
+job.name: %s
+`, filepath.Join(root, "checkpoints"), incJob)
+	file := filepath.Join(root, "flowstate.yaml")
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, err := runtime.NewEnvironment(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.UseInProcess(builtin.Constructors())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	host := env.Host()
+	defer host.Close()
+	resolved, err := env.Resolved(ctx, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := jobs.Aggregate(jobs.Spec{Name: incJob, Parallelism: 1, Keys: 10, Records: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(root, "checkpoints", incJob, "chk-7")
+	x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
+	err = x.Run(ctx, job, missing)
+	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), missing) {
+		t.Fatalf("Run from a missing pointer = %v (deadline passed: %v); want an error at once naming %s", err, ctx.Err() != nil, missing)
+	}
+}

@@ -93,7 +93,11 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 	default:
 		c, err := r.resolve(ctx, from)
 		if err != nil {
-			return nil, fmt.Errorf("--from %s: %w", from, err)
+			err = fmt.Errorf("--from %s: %w", from, err)
+			if damaged(err) { // the storage answered: starting again will not make it appear
+				err = dataflow.Permanent(err)
+			}
+			return nil, err
 		}
 		r.log.Info("restoring", "pointer", c.Location.ExternalPointer, "id", c.Metadata.CheckpointID, "savepoint", c.Metadata.Savepoint, "claim-mode", r.x.Config.Recovery.ClaimMode)
 		restore = c
