@@ -276,23 +276,10 @@ restart-strategy.fixed-delay.attempts: 1000
 restart-strategy.fixed-delay.delay: 1h
 job.name: %s
 `, filepath.Join(root, "checkpoints"), incJob)
-	file := filepath.Join(root, "flowstate.yaml")
-	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env, err := runtime.NewEnvironment(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.UseInProcess(builtin.Constructors())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	host := env.Host()
+	resolved, host := inProcessConfig(ctx, t, conf, builtin.Constructors())
 	defer host.Close()
-	resolved, err := env.Resolved(ctx, host)
-	if err != nil {
-		t.Fatal(err)
-	}
 	job, err := jobs.Aggregate(jobs.Spec{Name: incJob, Parallelism: 1, Keys: 10, Records: 100})
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/jobs"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -63,19 +64,10 @@ execution.checkpointing.data-inline-threshold: 0
 restart-strategy.type: none
 job.name: %s
 %s`, f.local, f.dir, f.retained, f.interval, incJob, f.extra)
-	file := filepath.Join(t.TempDir(), "flowstate.yaml")
-	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env, err := runtime.NewEnvironment(file)
-	if err != nil {
-		t.Fatal(err)
-	}
 	plugins := builtin.Constructors()
 	if f.storage != nil {
 		plugins[config.FSStorage] = f.storage
 	}
-	env.UseInProcess(plugins)
 	ctx, cancelCause := context.WithCancelCause(context.Background())
 	cancel := func() {
 		if f.cancelJob {
@@ -84,12 +76,8 @@ job.name: %s
 		cancelCause(context.Canceled)
 	}
 	defer cancel()
-	host := env.Host()
+	resolved, host := inProcessConfig(ctx, t, conf, plugins)
 	defer host.Close()
-	resolved, err := env.Resolved(ctx, host)
-	if err != nil {
-		t.Fatal(err)
-	}
 	job, err := jobs.Aggregate(jobs.Spec{Name: incJob, Parallelism: 2, Keys: keys, Records: records, Rate: rate})
 	if err != nil {
 		t.Fatal(err)
@@ -377,4 +365,27 @@ func TestAbortedCheckpointsLeaveNoFiles(t *testing.T) {
 		}
 	}
 	t.Logf("%d checkpoints completed, %d streams failed on purpose", completed, fs.failed())
+}
+
+// inProcessConfig writes conf into a configuration file, opens it as an Environment whose
+// plugins are plugins, in-process, and returns its resolved configuration and the host that
+// serves those plugins, for the caller to close.
+func inProcessConfig(ctx context.Context, t *testing.T, conf string, plugins map[string]func() sdk.Plugin) (*config.Config, *pluginhost.Host) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "flowstate.yaml")
+	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, err := runtime.NewEnvironment(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env.UseInProcess(plugins)
+	host := env.Host()
+	resolved, err := env.Resolved(ctx, host)
+	if err != nil {
+		host.Close()
+		t.Fatal(err)
+	}
+	return resolved, host
 }
