@@ -63,7 +63,7 @@ func (a fencedAccess) InitializeLocationForCheckpoint(ctx context.Context, id in
 	if err != nil {
 		return nil, err
 	}
-	return fencedLocation{loc, a}, nil
+	return a.location(loc), nil
 }
 
 // InitializeLocationForSavepoint implements sdk.CheckpointStorageAccess behind the fence.
@@ -75,7 +75,7 @@ func (a fencedAccess) InitializeLocationForSavepoint(ctx context.Context, id int
 	if err != nil {
 		return nil, err
 	}
-	return fencedLocation{loc, a}, nil
+	return a.location(loc), nil
 }
 
 // DiscardState implements sdk.CheckpointStorageAccess behind the fence.
@@ -107,6 +107,39 @@ func (a fencedAccess) LocalStatePath(ctx context.Context, h sdk.StreamStateHandl
 type fencedLister struct {
 	fencedAccess
 	sdk.SharedStateLister
+}
+
+// location returns loc behind the fence, keeping sdk.LocalStateFactory when loc has it:
+// its files are state streams, which pass through as a stream's writes do.
+func (a fencedAccess) location(loc sdk.CheckpointStorageLocation) sdk.CheckpointStorageLocation {
+	f := fencedLocation{loc, a}
+	if l, ok := loc.(sdk.LocalStateFactory); ok {
+		return fencedLocalLocation{f, l}
+	}
+	return f
+}
+
+// fencedLocalLocation is a fencedLocation whose location creates local state files.
+type fencedLocalLocation struct {
+	fencedLocation
+	local sdk.LocalStateFactory
+}
+
+var _ sdk.LocalStateFactory = fencedLocalLocation{}
+
+// CreateLocalStateFile implements sdk.LocalStateFactory.
+func (l fencedLocalLocation) CreateLocalStateFile(ctx context.Context, scope sdk.Scope) (string, error) {
+	return l.local.CreateLocalStateFile(ctx, scope)
+}
+
+// PublishLocalStateFile implements sdk.LocalStateFactory.
+func (l fencedLocalLocation) PublishLocalStateFile(ctx context.Context, path string, scope sdk.Scope, size int64, checksum uint32) (sdk.StreamStateHandle, error) {
+	return l.local.PublishLocalStateFile(ctx, path, scope, size, checksum)
+}
+
+// DiscardLocalStateFile implements sdk.LocalStateFactory.
+func (l fencedLocalLocation) DiscardLocalStateFile(ctx context.Context, path string) error {
+	return l.local.DiscardLocalStateFile(ctx, path)
 }
 
 // fencedLocation is a CheckpointStorageLocation whose disposal and metadata publication

@@ -104,6 +104,9 @@ func TestFencedAccessRefusesWritesOnceFenced(t *testing.T) {
 	if p, err := access.(sdk.LocalStateLocator).LocalStatePath(ctx, shared); err != nil || p == "" {
 		t.Fatalf("LocalStatePath through the fenced access = %q, %v; want the file", p, err)
 	}
+	if _, ok := pending.(sdk.LocalStateFactory); !ok {
+		t.Fatal("the fenced location lost sdk.LocalStateFactory")
+	}
 }
 
 func mustLocation(t *testing.T, a sdk.CheckpointStorageAccess, id int64) sdk.CheckpointStorageLocation {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
@@ -136,19 +137,51 @@ func (h *hostStreams) call(ctx context.Context, id uint64, m *pb.SnapshotWritePl
 	}
 }
 
-// CreateCheckpointStateOutputStream opens a stream on the host.
+// CreateCheckpointStateOutputStream opens a stream on the host. When the host answers
+// with a local file (see LocalStateFactory), the stream writes the file itself; when it
+// cannot open it, it gives the file back and opens a stream of chunks instead.
 func (h *hostStreams) CreateCheckpointStateOutputStream(ctx context.Context, scope Scope) (CheckpointStateOutputStream, error) {
+	id, local, err := h.open(ctx, scope, wire.Announced.LocalWrites)
+	if err != nil {
+		return nil, err
+	}
+	if local == "" {
+		return h.chunkStream(id), nil
+	}
+	f, ferr := os.OpenFile(local, os.O_WRONLY|os.O_TRUNC, 0)
+	if ferr == nil {
+		return newLocalOutStream(h, id, f), nil
+	}
+	Logger().Debug("state file not writable here: writing it through the runner", "path", local, "error", ferr.Error())
+	_ = h.send(&pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Close{Close: &pb.CloseStream{StreamId: id}}})
+	if id, _, err = h.open(ctx, scope, false); err != nil {
+		return nil, err
+	}
+	return h.chunkStream(id), nil
+}
+
+// open opens a stream of scope on the host and returns its id and, when localOK and the
+// host has one, the local file to write.
+func (h *hostStreams) open(ctx context.Context, scope Scope, localOK bool) (uint64, string, error) {
 	h.mu.Lock()
 	h.nextID++
 	id := h.nextID
 	h.mu.Unlock()
-	r, err := h.call(ctx, id, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Open{Open: &pb.OpenStream{StreamId: id, Scope: scopeToProto(scope)}}})
+	r, err := h.call(ctx, id, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Open{Open: &pb.OpenStream{StreamId: id, Scope: scopeToProto(scope), LocalOk: localOK}}})
 	if err != nil {
-		return nil, err
+		return 0, "", err
 	}
 	if err := wireErrors.FromProto(r.GetOpened().GetError()); err != nil {
-		return nil, err
+		return 0, "", err
 	}
+	if !localOK {
+		return id, "", nil
+	}
+	return id, r.GetOpened().GetLocalPath(), nil
+}
+
+// chunkStream returns the stream id whose bytes go to the host in chunks.
+func (h *hostStreams) chunkStream(id uint64) *hostOutStream {
 	out := &hostOutStream{h: h, id: id}
 	out.w.Send = func(b []byte) error {
 		if err := h.failure(id); err != nil {
@@ -156,7 +189,20 @@ func (h *hostStreams) CreateCheckpointStateOutputStream(ctx context.Context, sco
 		}
 		return h.send(&pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Chunk{Chunk: &pb.StreamChunk{StreamId: id, Data: b}}})
 	}
-	return out, nil
+	return out
+}
+
+// closeStream ends stream id on the host with keep and waits for its handle.
+func (h *hostStreams) closeStream(ctx context.Context, c *pb.CloseStream) (StreamStateHandle, error) {
+	r, err := h.call(ctx, c.StreamId, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Close{Close: c}})
+	if err != nil {
+		return StreamStateHandle{}, err
+	}
+	closed := r.GetClosed()
+	if err := wireErrors.FromProto(closed.GetError()); err != nil {
+		return StreamStateHandle{}, err
+	}
+	return streamHandleFromProto(closed.GetHandle()), nil
 }
 
 // hostOutStream is a state stream of the host, written by the plugin in chunks.
@@ -183,15 +229,7 @@ func (s *hostOutStream) CloseAndGetHandle(ctx context.Context) (StreamStateHandl
 		return StreamStateHandle{}, err
 	}
 	s.closed = true
-	r, err := s.h.call(ctx, s.id, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Close{Close: &pb.CloseStream{StreamId: s.id, Keep: true}}})
-	if err != nil {
-		return StreamStateHandle{}, err
-	}
-	c := r.GetClosed()
-	if err := wireErrors.FromProto(c.GetError()); err != nil {
-		return StreamStateHandle{}, err
-	}
-	return streamHandleFromProto(c.GetHandle()), nil
+	return s.h.closeStream(ctx, &pb.CloseStream{StreamId: s.id, Keep: true})
 }
 
 func (s *hostOutStream) Close() error {

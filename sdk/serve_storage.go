@@ -86,7 +86,11 @@ func (s *storageServer) addLocation(access uint64, loc CheckpointStorageLocation
 		return nil, fmt.Errorf("checkpoint storage access %d returned no location and no error", access)
 	}
 	id := s.locations.Add(&serverLocation{access: access, loc: loc})
-	return &pb.LocationResponse{LocationId: id, Reference: loc.LocationReference()}, nil
+	r := &pb.LocationResponse{LocationId: id, Reference: loc.LocationReference()}
+	if wire.Announced.LocalWrites {
+		_, r.LocalStateFiles = loc.(LocalStateFactory)
+	}
+	return r, nil
 }
 
 func (s *storageServer) InitializeCheckpointLocation(ctx context.Context, req *pb.InitializeCheckpointLocationRequest) (*pb.LocationResponse, error) {

@@ -114,7 +114,7 @@ type snapshotResult struct {
 	handles  []sdk.KeyedStateHandle
 	pause    time.Duration // inside Snapshot
 	elapsed  time.Duration // Snapshot and Snapshot.Write
-	uploaded int64         // bytes written through the streams
+	uploaded int64         // bytes written, through streams or to local files
 	size     int64         // bytes the handles refer to
 }
 
@@ -127,7 +127,8 @@ func (h *harness) checkpoint(ctx context.Context, kb sdk.KeyedStateBackend) (sna
 		return snapshotResult{}, fmt.Errorf("checkpoint %d: location: %w", id, err)
 	}
 	var n atomic.Int64
-	streams := countingFactory{checkpoint.Checksummed(loc, nil), &n}
+	// The runner's factory: a local state file counts at publication (sdk.LocalStateFactory).
+	streams := checkpoint.Checksummed(loc, func(b int64) { n.Add(b) })
 	start := time.Now()
 	snap, err := kb.Snapshot(ctx, sdk.SnapshotOptions{CheckpointID: id})
 	if err != nil {
@@ -171,29 +172,4 @@ func (h *harness) restore(ctx context.Context, handles []sdk.KeyedStateHandle) (
 		return nil, 0, fmt.Errorf("restore: %w", err)
 	}
 	return kb, time.Since(start), nil
-}
-
-// countingFactory counts the bytes written through its streams.
-type countingFactory struct {
-	inner sdk.CheckpointStreamFactory
-	n     *atomic.Int64
-}
-
-func (f countingFactory) CreateCheckpointStateOutputStream(ctx context.Context, scope sdk.Scope) (sdk.CheckpointStateOutputStream, error) {
-	s, err := f.inner.CreateCheckpointStateOutputStream(ctx, scope)
-	if err != nil {
-		return nil, err
-	}
-	return countingStream{s, f.n}, nil
-}
-
-type countingStream struct {
-	sdk.CheckpointStateOutputStream
-	n *atomic.Int64
-}
-
-func (s countingStream) Write(p []byte) (int, error) {
-	n, err := s.CheckpointStateOutputStream.Write(p)
-	s.n.Add(int64(n))
-	return n, err
 }

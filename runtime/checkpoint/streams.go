@@ -15,8 +15,15 @@ import (
 // CRC-32C of the bytes that went through it. The runner puts it between state backends and
 // the checkpoint storage. uploaded, if not nil, is told of every write's bytes as they go
 // (the progress of a checkpoint's upload).
+//
+// When f is an sdk.LocalStateFactory, so is the factory returned: the writer of a local
+// file computes its size and checksum itself, and the handle carries those.
 func Checksummed(f sdk.CheckpointStreamFactory, uploaded func(n int64)) sdk.CheckpointStreamFactory {
-	return checksumFactory{f, uploaded}
+	c := checksumFactory{f, uploaded}
+	if l, ok := f.(sdk.LocalStateFactory); ok {
+		return checksumLocalFactory{c, l}
+	}
+	return c
 }
 
 type checksumFactory struct {
@@ -30,6 +37,39 @@ func (f checksumFactory) CreateCheckpointStateOutputStream(ctx context.Context, 
 		return nil, err
 	}
 	return &checksumStream{inner: s, crc: host.NewChecksum(), uploaded: f.uploaded}, nil
+}
+
+// checksumLocalFactory is a checksumFactory whose factory creates local state files.
+type checksumLocalFactory struct {
+	checksumFactory
+	local sdk.LocalStateFactory
+}
+
+// CreateLocalStateFile implements sdk.LocalStateFactory.
+func (f checksumLocalFactory) CreateLocalStateFile(ctx context.Context, scope sdk.Scope) (string, error) {
+	return f.local.CreateLocalStateFile(ctx, scope)
+}
+
+// PublishLocalStateFile implements sdk.LocalStateFactory: the handle carries size and
+// checksum, as the writer of the file counted them.
+func (f checksumLocalFactory) PublishLocalStateFile(ctx context.Context, path string, scope sdk.Scope, size int64, checksum uint32) (sdk.StreamStateHandle, error) {
+	h, err := f.local.PublishLocalStateFile(ctx, path, scope, size, checksum)
+	if err != nil {
+		return h, err
+	}
+	if h.Size != size {
+		return h, fmt.Errorf("checkpoint storage returned a handle of %d bytes for a state file of %d bytes: %w", h.Size, size, sdk.ErrCorrupt)
+	}
+	h.Checksum = checksum
+	if f.uploaded != nil && size > 0 {
+		f.uploaded(size)
+	}
+	return h, nil
+}
+
+// DiscardLocalStateFile implements sdk.LocalStateFactory.
+func (f checksumLocalFactory) DiscardLocalStateFile(ctx context.Context, path string) error {
+	return f.local.DiscardLocalStateFile(ctx, path)
 }
 
 type checksumStream struct {

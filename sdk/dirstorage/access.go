@@ -122,7 +122,7 @@ func (a *access) InitializeLocationForCheckpoint(_ context.Context, checkpointID
 	if _, err := a.s.fs.Stat(meta); err == nil {
 		return nil, a.s.errs.New(fs.ErrExist, "checkpoint %d of job %q is already complete: '%s' exists", checkpointID, a.jobID, meta)
 	}
-	return &location{s: a.s, id: checkpointID, dir: dir, sharedDir: shared}, nil
+	return a.s.newLocation(checkpointID, dir, shared), nil
 }
 
 // InitializeLocationForSavepoint implements sdk.CheckpointStorageAccess (see
@@ -157,7 +157,7 @@ func (s *Storage) InitializeLocationForSavepoint(_ context.Context, jobID string
 		dir := filepath.Join(base, name)
 		err = s.fs.Mkdir(dir)
 		if err == nil {
-			return &location{s: s, id: checkpointID, dir: dir, sharedDir: dir}, nil
+			return s.newLocation(checkpointID, dir, dir), nil
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt == 3 {
 			return nil, s.errs.Wrap(err, "create savepoint directory '%s'", dir)

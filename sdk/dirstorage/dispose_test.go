@@ -49,7 +49,7 @@ func TestDisposeOnFailureOutlastsALateStream(t *testing.T) {
 	if _, err := out.CloseAndGetHandle(ctx); err != nil {
 		t.Fatal(err)
 	}
-	l := loc.(*location)
+	l := innerLocation(loc)
 	l.s.fs = &lateWriterFS{}
 	if err := loc.DisposeOnFailure(ctx); err != nil {
 		t.Fatalf("dispose: %v", err)

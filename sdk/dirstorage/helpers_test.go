@@ -200,3 +200,11 @@ func (f *faultFile) Write(p []byte) (int, error) {
 	f.left -= int64(len(p))
 	return f.File.Write(p)
 }
+
+// innerLocation returns the *location under a location of the storage.
+func innerLocation(loc sdk.CheckpointStorageLocation) *location {
+	if l, ok := loc.(*localLocation); ok {
+		return l.location
+	}
+	return loc.(*location)
+}

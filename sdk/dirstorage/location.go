@@ -28,15 +28,22 @@ func (l *location) CreateCheckpointStateOutputStream(ctx context.Context, scope 
 	if err := ctx.Err(); err != nil {
 		return nil, l.s.errs.Wrap(err, "create state stream in '%s'", l.dir)
 	}
-	dir := l.dir
-	switch scope {
-	case sdk.ScopeExclusive:
-	case sdk.ScopeShared:
-		dir = l.sharedDir
-	default:
-		return nil, l.s.errs.New(sdk.ErrInvalidArgument, "unknown state scope %d", int(scope))
+	dir, err := l.scopeDir(scope)
+	if err != nil {
+		return nil, err
 	}
 	return newStateStream(l.s, dir, scope), nil
+}
+
+// scopeDir is the directory of the location's state of scope.
+func (l *location) scopeDir(scope sdk.Scope) (string, error) {
+	switch scope {
+	case sdk.ScopeExclusive:
+		return l.dir, nil
+	case sdk.ScopeShared:
+		return l.sharedDir, nil
+	}
+	return "", l.s.errs.New(sdk.ErrInvalidArgument, "unknown state scope %d", int(scope))
 }
 
 // CreateMetadataOutputStream implements sdk.CheckpointStorageLocation. The metadata goes to

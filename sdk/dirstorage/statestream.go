@@ -87,19 +87,28 @@ func (st *stateStream) flush() error {
 
 // create creates the stream's file under a random name.
 func (st *stateStream) create() error {
+	f, path, err := st.s.createStateFile(st.dir)
+	if err != nil {
+		return st.fail(err)
+	}
+	st.file, st.path = f, path
+	return nil
+}
+
+// createStateFile creates a state file under a random name in dir.
+func (s *Storage) createStateFile(dir string) (File, string, error) {
 	for attempt := 0; ; attempt++ {
 		name, err := layout.RandomHex(16)
 		if err != nil {
-			return st.fail(st.s.errs.Wrap(err, "state file in '%s'", st.dir))
+			return nil, "", s.errs.Wrap(err, "state file in '%s'", dir)
 		}
-		path := filepath.Join(st.dir, name)
-		f, err := st.s.fs.Create(path)
+		path := filepath.Join(dir, name)
+		f, err := s.fs.Create(path)
 		if err == nil {
-			st.file, st.path = f, path
-			return nil
+			return f, path, nil
 		}
 		if !errors.Is(err, fs.ErrExist) || attempt == 3 {
-			return st.fail(st.s.errs.Wrap(err, "create state file '%s'", path))
+			return nil, "", s.errs.Wrap(err, "create state file '%s'", path)
 		}
 	}
 }

@@ -164,7 +164,7 @@ func TestFullDiskSurfacesAndRemovesPartialFile(t *testing.T) {
 	// Failure while flushing the last buffer at CloseAndGetHandle.
 	// The buffer holds 20 KiB (the inline threshold): the first flush (20000 bytes) fits,
 	// the last one (5000 bytes, at CloseAndGetHandle) does not.
-	loc.(*location).s.fs = &faultFS{failAfter: 22000}
+	innerLocation(loc).s.fs = &faultFS{failAfter: 22000}
 	out, err = loc.CreateCheckpointStateOutputStream(context.Background(), sdk.ScopeShared)
 	if err != nil {
 		t.Fatal(err)

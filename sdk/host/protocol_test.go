@@ -23,7 +23,8 @@ import (
 // additionCalls are the calls a host may make only to a plugin that announced them.
 var additionCalls = []string{
 	"StateBackend/Pipeline", "CheckpointStorage/ListSharedState", "CheckpointStorage/LocalStatePath",
-	"CheckpointStorage/ReadLease", "CheckpointStorage/WriteLease",
+	"CheckpointStorage/ReadLease", "CheckpointStorage/WriteLease", "CheckpointStorage/CreateLocalState",
+	"CheckpointStorage/PublishLocalState", "CheckpointStorage/DiscardLocalState",
 }
 
 // startPrevious starts refprev with the given additions announced, observed by rec, and

@@ -35,6 +35,7 @@ func CheckpointStorage(t *testing.T, factory func(t *testing.T) sdk.CheckpointSt
 	t.Run("Savepoint", func(t *testing.T) { storageSavepointChecks(t, factory) })
 	t.Run("ListSharedState", func(t *testing.T) { sharedListChecks(t, factory) })
 	t.Run("Lease", func(t *testing.T) { leaseChecks(t, factory) })
+	t.Run("LocalStateFiles", func(t *testing.T) { localFileChecks(t, factory) })
 }
 
 // openAccess creates and initializes the storage of job, closing it when t ends.

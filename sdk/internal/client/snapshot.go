@@ -23,10 +23,13 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 	_ = st.Send(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Start{Start: &pb.SnapshotWriteStart{SnapshotId: id}}})
 	open := map[uint64]sdk.CheckpointStateOutputStream{}
 	failed := map[uint64]error{}
+	files := localFiles{f: map[uint64]localFile{}}
+	files.factory, _ = streams.(sdk.LocalStateFactory)
 	defer func() {
 		for _, out := range open {
 			_ = out.Close()
 		}
+		files.discardAll(ctx)
 	}()
 	reply := func(m *pb.SnapshotWriteHostMessage) { _ = st.Send(m) }
 	for {
@@ -40,6 +43,13 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 		switch x := m.Msg.(type) {
 		case *pb.SnapshotWritePluginMessage_Open:
 			sid := x.Open.StreamId
+			if x.Open.LocalOk {
+				path, err := files.create(ctx, sid, scopeFromProto(x.Open.Scope))
+				if err != nil || path != "" {
+					reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Opened{Opened: &pb.StreamOpened{StreamId: sid, Error: wireErrors.ToProto(err), LocalPath: path}}})
+					continue
+				}
+			}
 			var out sdk.CheckpointStateOutputStream
 			if streams == nil {
 				err = fmt.Errorf("snapshot write: no stream factory given: %w", sdk.ErrInvalidArgument)
@@ -64,6 +74,21 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 			}
 		case *pb.SnapshotWritePluginMessage_Close:
 			sid := x.Close.StreamId
+			if f, ok := files.take(sid); ok {
+				if !x.Close.Keep {
+					_ = files.factory.DiscardLocalStateFile(ctx, f.path)
+					continue
+				}
+				closed := &pb.StreamClosed{StreamId: sid}
+				h, err := files.factory.PublishLocalStateFile(ctx, f.path, f.scope, x.Close.Size, x.Close.Checksum)
+				if err != nil {
+					closed.Error = wireErrors.ToProto(err)
+				} else {
+					closed.Handle = streamHandleToProto(h)
+				}
+				reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Closed{Closed: closed}})
+				continue
+			}
 			out := open[sid]
 			delete(open, sid)
 			ferr := failed[sid]
@@ -101,5 +126,46 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 			}
 			return keyedHandlesFromProto(x.Done.Handles), nil
 		}
+	}
+}
+
+// localFiles are the local state files a snapshot write opened (sdk.LocalStateFactory):
+// the plugin writes them itself and the host publishes or discards them when the plugin
+// closes their streams.
+type localFiles struct {
+	factory sdk.LocalStateFactory // nil: the host's factory creates none
+	f       map[uint64]localFile
+}
+
+type localFile struct {
+	path  string
+	scope sdk.Scope
+}
+
+// create asks the factory for a local file for stream sid; "" when there is none.
+func (l *localFiles) create(ctx context.Context, sid uint64, scope sdk.Scope) (string, error) {
+	if l.factory == nil {
+		return "", nil
+	}
+	path, err := l.factory.CreateLocalStateFile(ctx, scope)
+	if err != nil || path == "" {
+		return "", err
+	}
+	l.f[sid] = localFile{path: path, scope: scope}
+	return path, nil
+}
+
+// take removes stream sid's file from the open ones and returns it.
+func (l *localFiles) take(sid uint64) (localFile, bool) {
+	f, ok := l.f[sid]
+	delete(l.f, sid)
+	return f, ok
+}
+
+// discardAll deletes the files still open: the snapshot write ended without their close.
+func (l *localFiles) discardAll(ctx context.Context) {
+	for sid, f := range l.f {
+		_ = l.factory.DiscardLocalStateFile(context.WithoutCancel(ctx), f.path)
+		delete(l.f, sid)
 	}
 }

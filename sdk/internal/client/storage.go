@@ -93,7 +93,7 @@ func (a *accessClient) InitializeLocationForCheckpoint(ctx context.Context, chec
 	if err != nil {
 		return nil, wireErrors.FromStatus(err)
 	}
-	return &locationClient{c: a.c, id: r.LocationId, ref: r.Reference}, nil
+	return newLocationClient(a.c, r), nil
 }
 
 func (a *accessClient) InitializeLocationForSavepoint(ctx context.Context, checkpointID int64, target string) (sdk.CheckpointStorageLocation, error) {
@@ -101,7 +101,7 @@ func (a *accessClient) InitializeLocationForSavepoint(ctx context.Context, check
 	if err != nil {
 		return nil, wireErrors.FromStatus(err)
 	}
-	return &locationClient{c: a.c, id: r.LocationId, ref: r.Reference}, nil
+	return newLocationClient(a.c, r), nil
 }
 
 func (a *accessClient) ListCompletedCheckpoints(ctx context.Context) ([]sdk.CompletedCheckpointStorageLocation, error) {

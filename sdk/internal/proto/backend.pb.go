@@ -1300,9 +1300,15 @@ func (x *SnapshotWriteStart) GetSnapshotId() uint64 {
 }
 
 type StreamOpened struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	StreamId      uint64                 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
-	Error         *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	StreamId uint64                 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
+	Error    *Error                 `protobuf:"bytes,2,opt,name=error,proto3" json:"error,omitempty"`
+	// local_path, when set, is an empty file on the host's machine that the plugin writes the
+	// stream's bytes to itself, instead of sending chunks. It then closes the stream with
+	// CloseStream.size and checksum, or, when it cannot open the file, with keep unset (the
+	// host deletes it) and opens the stream again without local_ok. Only for an OpenStream
+	// with local_ok.
+	LocalPath     string `protobuf:"bytes,3,opt,name=local_path,json=localPath,proto3" json:"local_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1349,6 +1355,13 @@ func (x *StreamOpened) GetError() *Error {
 		return x.Error
 	}
 	return nil
+}
+
+func (x *StreamOpened) GetLocalPath() string {
+	if x != nil {
+		return x.LocalPath
+	}
+	return ""
 }
 
 type StreamClosed struct {
@@ -1579,9 +1592,12 @@ func (*SnapshotWritePluginMessage_Close) isSnapshotWritePluginMessage_Msg() {}
 func (*SnapshotWritePluginMessage_Done) isSnapshotWritePluginMessage_Msg() {}
 
 type OpenStream struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	StreamId      uint64                 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
-	Scope         Scope                  `protobuf:"varint,2,opt,name=scope,proto3,enum=flowstate.v1.Scope" json:"scope,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	StreamId uint64                 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
+	Scope    Scope                  `protobuf:"varint,2,opt,name=scope,proto3,enum=flowstate.v1.Scope" json:"scope,omitempty"`
+	// local_ok says the plugin can write a local file itself (sdk.LocalStateFactory): the
+	// host may then answer with StreamOpened.local_path. Plugins of older SDKs leave it unset.
+	LocalOk       bool `protobuf:"varint,3,opt,name=local_ok,json=localOk,proto3" json:"local_ok,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1628,6 +1644,13 @@ func (x *OpenStream) GetScope() Scope {
 		return x.Scope
 	}
 	return Scope_SCOPE_EXCLUSIVE
+}
+
+func (x *OpenStream) GetLocalOk() bool {
+	if x != nil {
+		return x.LocalOk
+	}
+	return false
 }
 
 type StreamChunk struct {
@@ -1685,9 +1708,13 @@ func (x *StreamChunk) GetData() []byte {
 // CloseStream with keep asks for the handle (answered by StreamClosed); without keep the
 // host discards the bytes and does not answer.
 type CloseStream struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	StreamId      uint64                 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
-	Keep          bool                   `protobuf:"varint,2,opt,name=keep,proto3" json:"keep,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	StreamId uint64                 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
+	Keep     bool                   `protobuf:"varint,2,opt,name=keep,proto3" json:"keep,omitempty"`
+	// size and checksum (CRC-32C) of the bytes the plugin wrote to a local file
+	// (StreamOpened.local_path); unset for a stream of chunks, whose bytes the host counted.
+	Size          int64  `protobuf:"varint,3,opt,name=size,proto3" json:"size,omitempty"`
+	Checksum      uint32 `protobuf:"varint,4,opt,name=checksum,proto3" json:"checksum,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1734,6 +1761,20 @@ func (x *CloseStream) GetKeep() bool {
 		return x.Keep
 	}
 	return false
+}
+
+func (x *CloseStream) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *CloseStream) GetChecksum() uint32 {
+	if x != nil {
+		return x.Checksum
+	}
+	return 0
 }
 
 type SnapshotWriteDone struct {
@@ -2480,10 +2521,12 @@ const file_backend_proto_rawDesc = "" +
 	"\x03msg\"5\n" +
 	"\x12SnapshotWriteStart\x12\x1f\n" +
 	"\vsnapshot_id\x18\x01 \x01(\x04R\n" +
-	"snapshotId\"V\n" +
+	"snapshotId\"u\n" +
 	"\fStreamOpened\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x12)\n" +
-	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"\x8f\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\x12\x1d\n" +
+	"\n" +
+	"local_path\x18\x03 \x01(\tR\tlocalPath\"\x8f\x01\n" +
 	"\fStreamClosed\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x127\n" +
 	"\x06handle\x18\x02 \x01(\v2\x1f.flowstate.v1.StreamStateHandleR\x06handle\x12)\n" +
@@ -2496,17 +2539,20 @@ const file_backend_proto_rawDesc = "" +
 	"\x05chunk\x18\x02 \x01(\v2\x19.flowstate.v1.StreamChunkH\x00R\x05chunk\x121\n" +
 	"\x05close\x18\x03 \x01(\v2\x19.flowstate.v1.CloseStreamH\x00R\x05close\x125\n" +
 	"\x04done\x18\x04 \x01(\v2\x1f.flowstate.v1.SnapshotWriteDoneH\x00R\x04doneB\x05\n" +
-	"\x03msg\"T\n" +
+	"\x03msg\"o\n" +
 	"\n" +
 	"OpenStream\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x12)\n" +
-	"\x05scope\x18\x02 \x01(\x0e2\x13.flowstate.v1.ScopeR\x05scope\">\n" +
+	"\x05scope\x18\x02 \x01(\x0e2\x13.flowstate.v1.ScopeR\x05scope\x12\x19\n" +
+	"\blocal_ok\x18\x03 \x01(\bR\alocalOk\">\n" +
 	"\vStreamChunk\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x12\x12\n" +
-	"\x04data\x18\x02 \x01(\fR\x04data\">\n" +
+	"\x04data\x18\x02 \x01(\fR\x04data\"n\n" +
 	"\vCloseStream\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x12\x12\n" +
-	"\x04keep\x18\x02 \x01(\bR\x04keep\"x\n" +
+	"\x04keep\x18\x02 \x01(\bR\x04keep\x12\x12\n" +
+	"\x04size\x18\x03 \x01(\x03R\x04size\x12\x1a\n" +
+	"\bchecksum\x18\x04 \x01(\rR\bchecksum\"x\n" +
 	"\x11SnapshotWriteDone\x128\n" +
 	"\ahandles\x18\x01 \x03(\v2\x1e.flowstate.v1.KeyedStateHandleR\ahandles\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"\xb1\x01\n" +

@@ -655,11 +655,14 @@ func (x *InitializeSavepointLocationRequest) GetTarget() string {
 }
 
 type LocationResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	LocationId    uint64                 `protobuf:"varint,1,opt,name=location_id,json=locationId,proto3" json:"location_id,omitempty"`
-	Reference     string                 `protobuf:"bytes,2,opt,name=reference,proto3" json:"reference,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	LocationId uint64                 `protobuf:"varint,1,opt,name=location_id,json=locationId,proto3" json:"location_id,omitempty"`
+	Reference  string                 `protobuf:"bytes,2,opt,name=reference,proto3" json:"reference,omitempty"`
+	// local_state_files says the location implements sdk.LocalStateFactory. Plugins of older
+	// SDKs leave it unset.
+	LocalStateFiles bool `protobuf:"varint,3,opt,name=local_state_files,json=localStateFiles,proto3" json:"local_state_files,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *LocationResponse) Reset() {
@@ -706,6 +709,238 @@ func (x *LocationResponse) GetReference() string {
 	return ""
 }
 
+func (x *LocationResponse) GetLocalStateFiles() bool {
+	if x != nil {
+		return x.LocalStateFiles
+	}
+	return false
+}
+
+type CreateLocalStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LocationId    uint64                 `protobuf:"varint,1,opt,name=location_id,json=locationId,proto3" json:"location_id,omitempty"`
+	Scope         Scope                  `protobuf:"varint,2,opt,name=scope,proto3,enum=flowstate.v1.Scope" json:"scope,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLocalStateRequest) Reset() {
+	*x = CreateLocalStateRequest{}
+	mi := &file_storage_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLocalStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLocalStateRequest) ProtoMessage() {}
+
+func (x *CreateLocalStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLocalStateRequest.ProtoReflect.Descriptor instead.
+func (*CreateLocalStateRequest) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *CreateLocalStateRequest) GetLocationId() uint64 {
+	if x != nil {
+		return x.LocationId
+	}
+	return 0
+}
+
+func (x *CreateLocalStateRequest) GetScope() Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return Scope_SCOPE_EXCLUSIVE
+}
+
+type CreateLocalStateResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path is empty when the location has no local file for the stream.
+	Path          string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateLocalStateResponse) Reset() {
+	*x = CreateLocalStateResponse{}
+	mi := &file_storage_proto_msgTypes[14]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateLocalStateResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateLocalStateResponse) ProtoMessage() {}
+
+func (x *CreateLocalStateResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[14]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateLocalStateResponse.ProtoReflect.Descriptor instead.
+func (*CreateLocalStateResponse) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{14}
+}
+
+func (x *CreateLocalStateResponse) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+type PublishLocalStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LocationId    uint64                 `protobuf:"varint,1,opt,name=location_id,json=locationId,proto3" json:"location_id,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	Scope         Scope                  `protobuf:"varint,3,opt,name=scope,proto3,enum=flowstate.v1.Scope" json:"scope,omitempty"`
+	Size          int64                  `protobuf:"varint,4,opt,name=size,proto3" json:"size,omitempty"`
+	Checksum      uint32                 `protobuf:"varint,5,opt,name=checksum,proto3" json:"checksum,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PublishLocalStateRequest) Reset() {
+	*x = PublishLocalStateRequest{}
+	mi := &file_storage_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PublishLocalStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PublishLocalStateRequest) ProtoMessage() {}
+
+func (x *PublishLocalStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PublishLocalStateRequest.ProtoReflect.Descriptor instead.
+func (*PublishLocalStateRequest) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{15}
+}
+
+func (x *PublishLocalStateRequest) GetLocationId() uint64 {
+	if x != nil {
+		return x.LocationId
+	}
+	return 0
+}
+
+func (x *PublishLocalStateRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *PublishLocalStateRequest) GetScope() Scope {
+	if x != nil {
+		return x.Scope
+	}
+	return Scope_SCOPE_EXCLUSIVE
+}
+
+func (x *PublishLocalStateRequest) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *PublishLocalStateRequest) GetChecksum() uint32 {
+	if x != nil {
+		return x.Checksum
+	}
+	return 0
+}
+
+type DiscardLocalStateRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	LocationId    uint64                 `protobuf:"varint,1,opt,name=location_id,json=locationId,proto3" json:"location_id,omitempty"`
+	Path          string                 `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiscardLocalStateRequest) Reset() {
+	*x = DiscardLocalStateRequest{}
+	mi := &file_storage_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiscardLocalStateRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiscardLocalStateRequest) ProtoMessage() {}
+
+func (x *DiscardLocalStateRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiscardLocalStateRequest.ProtoReflect.Descriptor instead.
+func (*DiscardLocalStateRequest) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *DiscardLocalStateRequest) GetLocationId() uint64 {
+	if x != nil {
+		return x.LocationId
+	}
+	return 0
+}
+
+func (x *DiscardLocalStateRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 type LocationRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	LocationId    uint64                 `protobuf:"varint,1,opt,name=location_id,json=locationId,proto3" json:"location_id,omitempty"`
@@ -715,7 +950,7 @@ type LocationRequest struct {
 
 func (x *LocationRequest) Reset() {
 	*x = LocationRequest{}
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -727,7 +962,7 @@ func (x *LocationRequest) String() string {
 func (*LocationRequest) ProtoMessage() {}
 
 func (x *LocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -740,7 +975,7 @@ func (x *LocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationRequest.ProtoReflect.Descriptor instead.
 func (*LocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{13}
+	return file_storage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LocationRequest) GetLocationId() uint64 {
@@ -759,7 +994,7 @@ type ListCompletedCheckpointsResponse struct {
 
 func (x *ListCompletedCheckpointsResponse) Reset() {
 	*x = ListCompletedCheckpointsResponse{}
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -771,7 +1006,7 @@ func (x *ListCompletedCheckpointsResponse) String() string {
 func (*ListCompletedCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -784,7 +1019,7 @@ func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCompletedCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCompletedCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{14}
+	return file_storage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListCompletedCheckpointsResponse) GetLocations() []*CompletedLocation {
@@ -804,7 +1039,7 @@ type OpenStateRequest struct {
 
 func (x *OpenStateRequest) Reset() {
 	*x = OpenStateRequest{}
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -816,7 +1051,7 @@ func (x *OpenStateRequest) String() string {
 func (*OpenStateRequest) ProtoMessage() {}
 
 func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -829,7 +1064,7 @@ func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStateRequest.ProtoReflect.Descriptor instead.
 func (*OpenStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{15}
+	return file_storage_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *OpenStateRequest) GetAccessId() uint64 {
@@ -855,7 +1090,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -867,7 +1102,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -880,7 +1115,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{16}
+	return file_storage_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -900,7 +1135,7 @@ type DiscardStateRequest struct {
 
 func (x *DiscardStateRequest) Reset() {
 	*x = DiscardStateRequest{}
-	mi := &file_storage_proto_msgTypes[17]
+	mi := &file_storage_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -912,7 +1147,7 @@ func (x *DiscardStateRequest) String() string {
 func (*DiscardStateRequest) ProtoMessage() {}
 
 func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[17]
+	mi := &file_storage_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -925,7 +1160,7 @@ func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardStateRequest.ProtoReflect.Descriptor instead.
 func (*DiscardStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{17}
+	return file_storage_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *DiscardStateRequest) GetAccessId() uint64 {
@@ -952,7 +1187,7 @@ type DisposeCheckpointRequest struct {
 
 func (x *DisposeCheckpointRequest) Reset() {
 	*x = DisposeCheckpointRequest{}
-	mi := &file_storage_proto_msgTypes[18]
+	mi := &file_storage_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -964,7 +1199,7 @@ func (x *DisposeCheckpointRequest) String() string {
 func (*DisposeCheckpointRequest) ProtoMessage() {}
 
 func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[18]
+	mi := &file_storage_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -977,7 +1212,7 @@ func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisposeCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*DisposeCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{18}
+	return file_storage_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *DisposeCheckpointRequest) GetAccessId() uint64 {
@@ -1004,7 +1239,7 @@ type WriteStateOpen struct {
 
 func (x *WriteStateOpen) Reset() {
 	*x = WriteStateOpen{}
-	mi := &file_storage_proto_msgTypes[19]
+	mi := &file_storage_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1251,7 @@ func (x *WriteStateOpen) String() string {
 func (*WriteStateOpen) ProtoMessage() {}
 
 func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[19]
+	mi := &file_storage_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1264,7 @@ func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateOpen.ProtoReflect.Descriptor instead.
 func (*WriteStateOpen) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{19}
+	return file_storage_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WriteStateOpen) GetLocationId() uint64 {
@@ -1059,7 +1294,7 @@ type WriteStateMessage struct {
 
 func (x *WriteStateMessage) Reset() {
 	*x = WriteStateMessage{}
-	mi := &file_storage_proto_msgTypes[20]
+	mi := &file_storage_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1071,7 +1306,7 @@ func (x *WriteStateMessage) String() string {
 func (*WriteStateMessage) ProtoMessage() {}
 
 func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[20]
+	mi := &file_storage_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1084,7 +1319,7 @@ func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateMessage.ProtoReflect.Descriptor instead.
 func (*WriteStateMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{20}
+	return file_storage_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *WriteStateMessage) GetMsg() isWriteStateMessage_Msg {
@@ -1141,7 +1376,7 @@ type WriteMetadataMessage struct {
 
 func (x *WriteMetadataMessage) Reset() {
 	*x = WriteMetadataMessage{}
-	mi := &file_storage_proto_msgTypes[21]
+	mi := &file_storage_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1388,7 @@ func (x *WriteMetadataMessage) String() string {
 func (*WriteMetadataMessage) ProtoMessage() {}
 
 func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[21]
+	mi := &file_storage_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1401,7 @@ func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteMetadataMessage.ProtoReflect.Descriptor instead.
 func (*WriteMetadataMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{21}
+	return file_storage_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WriteMetadataMessage) GetMsg() isWriteMetadataMessage_Msg {
@@ -1252,11 +1487,29 @@ const file_storage_proto_rawDesc = "" +
 	"\"InitializeSavepointLocationRequest\x12\x1b\n" +
 	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x12#\n" +
 	"\rcheckpoint_id\x18\x02 \x01(\x03R\fcheckpointId\x12\x16\n" +
-	"\x06target\x18\x03 \x01(\tR\x06target\"Q\n" +
+	"\x06target\x18\x03 \x01(\tR\x06target\"}\n" +
 	"\x10LocationResponse\x12\x1f\n" +
 	"\vlocation_id\x18\x01 \x01(\x04R\n" +
 	"locationId\x12\x1c\n" +
-	"\treference\x18\x02 \x01(\tR\treference\"2\n" +
+	"\treference\x18\x02 \x01(\tR\treference\x12*\n" +
+	"\x11local_state_files\x18\x03 \x01(\bR\x0flocalStateFiles\"e\n" +
+	"\x17CreateLocalStateRequest\x12\x1f\n" +
+	"\vlocation_id\x18\x01 \x01(\x04R\n" +
+	"locationId\x12)\n" +
+	"\x05scope\x18\x02 \x01(\x0e2\x13.flowstate.v1.ScopeR\x05scope\".\n" +
+	"\x18CreateLocalStateResponse\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\"\xaa\x01\n" +
+	"\x18PublishLocalStateRequest\x12\x1f\n" +
+	"\vlocation_id\x18\x01 \x01(\x04R\n" +
+	"locationId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\x12)\n" +
+	"\x05scope\x18\x03 \x01(\x0e2\x13.flowstate.v1.ScopeR\x05scope\x12\x12\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\x12\x1a\n" +
+	"\bchecksum\x18\x05 \x01(\rR\bchecksum\"O\n" +
+	"\x18DiscardLocalStateRequest\x12\x1f\n" +
+	"\vlocation_id\x18\x01 \x01(\x04R\n" +
+	"locationId\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"2\n" +
 	"\x0fLocationRequest\x12\x1f\n" +
 	"\vlocation_id\x18\x01 \x01(\x04R\n" +
 	"locationId\"a\n" +
@@ -1285,7 +1538,7 @@ const file_storage_proto_rawDesc = "" +
 	"\vlocation_id\x18\x01 \x01(\x04H\x00R\n" +
 	"locationId\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\x05\n" +
-	"\x03msg2\xbf\v\n" +
+	"\x03msg2\xd2\r\n" +
 	"\x11CheckpointStorage\x12\\\n" +
 	"\x11ResolveCheckpoint\x12&.flowstate.v1.ResolveCheckpointRequest\x1a\x1f.flowstate.v1.CompletedLocation\x12U\n" +
 	"\fCreateAccess\x12!.flowstate.v1.CreateAccessRequest\x1a\".flowstate.v1.CreateAccessResponse\x12K\n" +
@@ -1305,7 +1558,10 @@ const file_storage_proto_rawDesc = "" +
 	"\x0eLocalStatePath\x12#.flowstate.v1.LocalStatePathRequest\x1a$.flowstate.v1.LocalStatePathResponse\x12C\n" +
 	"\tReadLease\x12\x1b.flowstate.v1.AccessRequest\x1a\x19.flowstate.v1.LeaseRecord\x12O\n" +
 	"\n" +
-	"WriteLease\x12\x1f.flowstate.v1.WriteLeaseRequest\x1a .flowstate.v1.WriteLeaseResponseB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
+	"WriteLease\x12\x1f.flowstate.v1.WriteLeaseRequest\x1a .flowstate.v1.WriteLeaseResponse\x12a\n" +
+	"\x10CreateLocalState\x12%.flowstate.v1.CreateLocalStateRequest\x1a&.flowstate.v1.CreateLocalStateResponse\x12\\\n" +
+	"\x11PublishLocalState\x12&.flowstate.v1.PublishLocalStateRequest\x1a\x1f.flowstate.v1.StreamStateHandle\x12P\n" +
+	"\x11DiscardLocalState\x12&.flowstate.v1.DiscardLocalStateRequest\x1a\x13.flowstate.v1.EmptyB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
 
 var (
 	file_storage_proto_rawDescOnce sync.Once
@@ -1319,7 +1575,7 @@ func file_storage_proto_rawDescGZIP() []byte {
 	return file_storage_proto_rawDescData
 }
 
-var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
+var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
 var file_storage_proto_goTypes = []any{
 	(*ResolveCheckpointRequest)(nil),            // 0: flowstate.v1.ResolveCheckpointRequest
 	(*CreateAccessRequest)(nil),                 // 1: flowstate.v1.CreateAccessRequest
@@ -1334,68 +1590,80 @@ var file_storage_proto_goTypes = []any{
 	(*InitializeCheckpointLocationRequest)(nil), // 10: flowstate.v1.InitializeCheckpointLocationRequest
 	(*InitializeSavepointLocationRequest)(nil),  // 11: flowstate.v1.InitializeSavepointLocationRequest
 	(*LocationResponse)(nil),                    // 12: flowstate.v1.LocationResponse
-	(*LocationRequest)(nil),                     // 13: flowstate.v1.LocationRequest
-	(*ListCompletedCheckpointsResponse)(nil),    // 14: flowstate.v1.ListCompletedCheckpointsResponse
-	(*OpenStateRequest)(nil),                    // 15: flowstate.v1.OpenStateRequest
-	(*Chunk)(nil),                               // 16: flowstate.v1.Chunk
-	(*DiscardStateRequest)(nil),                 // 17: flowstate.v1.DiscardStateRequest
-	(*DisposeCheckpointRequest)(nil),            // 18: flowstate.v1.DisposeCheckpointRequest
-	(*WriteStateOpen)(nil),                      // 19: flowstate.v1.WriteStateOpen
-	(*WriteStateMessage)(nil),                   // 20: flowstate.v1.WriteStateMessage
-	(*WriteMetadataMessage)(nil),                // 21: flowstate.v1.WriteMetadataMessage
-	(*StreamStateHandle)(nil),                   // 22: flowstate.v1.StreamStateHandle
-	(*CompletedLocation)(nil),                   // 23: flowstate.v1.CompletedLocation
-	(Scope)(0),                                  // 24: flowstate.v1.Scope
-	(*Empty)(nil),                               // 25: flowstate.v1.Empty
+	(*CreateLocalStateRequest)(nil),             // 13: flowstate.v1.CreateLocalStateRequest
+	(*CreateLocalStateResponse)(nil),            // 14: flowstate.v1.CreateLocalStateResponse
+	(*PublishLocalStateRequest)(nil),            // 15: flowstate.v1.PublishLocalStateRequest
+	(*DiscardLocalStateRequest)(nil),            // 16: flowstate.v1.DiscardLocalStateRequest
+	(*LocationRequest)(nil),                     // 17: flowstate.v1.LocationRequest
+	(*ListCompletedCheckpointsResponse)(nil),    // 18: flowstate.v1.ListCompletedCheckpointsResponse
+	(*OpenStateRequest)(nil),                    // 19: flowstate.v1.OpenStateRequest
+	(*Chunk)(nil),                               // 20: flowstate.v1.Chunk
+	(*DiscardStateRequest)(nil),                 // 21: flowstate.v1.DiscardStateRequest
+	(*DisposeCheckpointRequest)(nil),            // 22: flowstate.v1.DisposeCheckpointRequest
+	(*WriteStateOpen)(nil),                      // 23: flowstate.v1.WriteStateOpen
+	(*WriteStateMessage)(nil),                   // 24: flowstate.v1.WriteStateMessage
+	(*WriteMetadataMessage)(nil),                // 25: flowstate.v1.WriteMetadataMessage
+	(*StreamStateHandle)(nil),                   // 26: flowstate.v1.StreamStateHandle
+	(Scope)(0),                                  // 27: flowstate.v1.Scope
+	(*CompletedLocation)(nil),                   // 28: flowstate.v1.CompletedLocation
+	(*Empty)(nil),                               // 29: flowstate.v1.Empty
 }
 var file_storage_proto_depIdxs = []int32{
-	22, // 0: flowstate.v1.LocalStatePathRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	22, // 1: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
-	23, // 2: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
-	22, // 3: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	22, // 4: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
-	23, // 5: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
-	24, // 6: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
-	19, // 7: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
-	0,  // 8: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
-	1,  // 9: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
-	9,  // 10: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
-	10, // 11: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
-	11, // 12: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
-	9,  // 13: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
-	15, // 14: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
-	17, // 15: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
-	18, // 16: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
-	9,  // 17: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
-	20, // 18: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
-	21, // 19: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
-	13, // 20: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
-	9,  // 21: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
-	6,  // 22: flowstate.v1.CheckpointStorage.LocalStatePath:input_type -> flowstate.v1.LocalStatePathRequest
-	9,  // 23: flowstate.v1.CheckpointStorage.ReadLease:input_type -> flowstate.v1.AccessRequest
-	4,  // 24: flowstate.v1.CheckpointStorage.WriteLease:input_type -> flowstate.v1.WriteLeaseRequest
-	23, // 25: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
-	2,  // 26: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
-	25, // 27: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
-	12, // 28: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
-	12, // 29: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
-	14, // 30: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
-	16, // 31: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
-	25, // 32: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
-	25, // 33: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
-	25, // 34: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
-	22, // 35: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
-	23, // 36: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
-	25, // 37: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
-	8,  // 38: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
-	7,  // 39: flowstate.v1.CheckpointStorage.LocalStatePath:output_type -> flowstate.v1.LocalStatePathResponse
-	3,  // 40: flowstate.v1.CheckpointStorage.ReadLease:output_type -> flowstate.v1.LeaseRecord
-	5,  // 41: flowstate.v1.CheckpointStorage.WriteLease:output_type -> flowstate.v1.WriteLeaseResponse
-	25, // [25:42] is the sub-list for method output_type
-	8,  // [8:25] is the sub-list for method input_type
-	8,  // [8:8] is the sub-list for extension type_name
-	8,  // [8:8] is the sub-list for extension extendee
-	0,  // [0:8] is the sub-list for field type_name
+	26, // 0: flowstate.v1.LocalStatePathRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	26, // 1: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
+	27, // 2: flowstate.v1.CreateLocalStateRequest.scope:type_name -> flowstate.v1.Scope
+	27, // 3: flowstate.v1.PublishLocalStateRequest.scope:type_name -> flowstate.v1.Scope
+	28, // 4: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
+	26, // 5: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	26, // 6: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
+	28, // 7: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
+	27, // 8: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
+	23, // 9: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
+	0,  // 10: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
+	1,  // 11: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
+	9,  // 12: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
+	10, // 13: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
+	11, // 14: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
+	9,  // 15: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
+	19, // 16: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
+	21, // 17: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
+	22, // 18: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
+	9,  // 19: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
+	24, // 20: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
+	25, // 21: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
+	17, // 22: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
+	9,  // 23: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
+	6,  // 24: flowstate.v1.CheckpointStorage.LocalStatePath:input_type -> flowstate.v1.LocalStatePathRequest
+	9,  // 25: flowstate.v1.CheckpointStorage.ReadLease:input_type -> flowstate.v1.AccessRequest
+	4,  // 26: flowstate.v1.CheckpointStorage.WriteLease:input_type -> flowstate.v1.WriteLeaseRequest
+	13, // 27: flowstate.v1.CheckpointStorage.CreateLocalState:input_type -> flowstate.v1.CreateLocalStateRequest
+	15, // 28: flowstate.v1.CheckpointStorage.PublishLocalState:input_type -> flowstate.v1.PublishLocalStateRequest
+	16, // 29: flowstate.v1.CheckpointStorage.DiscardLocalState:input_type -> flowstate.v1.DiscardLocalStateRequest
+	28, // 30: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
+	2,  // 31: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
+	29, // 32: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
+	12, // 33: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
+	12, // 34: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
+	18, // 35: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
+	20, // 36: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
+	29, // 37: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
+	29, // 38: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
+	29, // 39: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
+	26, // 40: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
+	28, // 41: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
+	29, // 42: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
+	8,  // 43: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
+	7,  // 44: flowstate.v1.CheckpointStorage.LocalStatePath:output_type -> flowstate.v1.LocalStatePathResponse
+	3,  // 45: flowstate.v1.CheckpointStorage.ReadLease:output_type -> flowstate.v1.LeaseRecord
+	5,  // 46: flowstate.v1.CheckpointStorage.WriteLease:output_type -> flowstate.v1.WriteLeaseResponse
+	14, // 47: flowstate.v1.CheckpointStorage.CreateLocalState:output_type -> flowstate.v1.CreateLocalStateResponse
+	26, // 48: flowstate.v1.CheckpointStorage.PublishLocalState:output_type -> flowstate.v1.StreamStateHandle
+	29, // 49: flowstate.v1.CheckpointStorage.DiscardLocalState:output_type -> flowstate.v1.Empty
+	30, // [30:50] is the sub-list for method output_type
+	10, // [10:30] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_storage_proto_init() }
@@ -1404,11 +1672,11 @@ func file_storage_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_storage_proto_msgTypes[20].OneofWrappers = []any{
+	file_storage_proto_msgTypes[24].OneofWrappers = []any{
 		(*WriteStateMessage_Open)(nil),
 		(*WriteStateMessage_Chunk)(nil),
 	}
-	file_storage_proto_msgTypes[21].OneofWrappers = []any{
+	file_storage_proto_msgTypes[25].OneofWrappers = []any{
 		(*WriteMetadataMessage_LocationId)(nil),
 		(*WriteMetadataMessage_Chunk)(nil),
 	}
@@ -1418,7 +1686,7 @@ func file_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_storage_proto_rawDesc), len(file_storage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   22,
+			NumMessages:   26,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -39,6 +39,9 @@ const (
 	CheckpointStorage_LocalStatePath_FullMethodName               = "/flowstate.v1.CheckpointStorage/LocalStatePath"
 	CheckpointStorage_ReadLease_FullMethodName                    = "/flowstate.v1.CheckpointStorage/ReadLease"
 	CheckpointStorage_WriteLease_FullMethodName                   = "/flowstate.v1.CheckpointStorage/WriteLease"
+	CheckpointStorage_CreateLocalState_FullMethodName             = "/flowstate.v1.CheckpointStorage/CreateLocalState"
+	CheckpointStorage_PublishLocalState_FullMethodName            = "/flowstate.v1.CheckpointStorage/PublishLocalState"
+	CheckpointStorage_DiscardLocalState_FullMethodName            = "/flowstate.v1.CheckpointStorage/DiscardLocalState"
 )
 
 // CheckpointStorageClient is the client API for CheckpointStorage service.
@@ -74,6 +77,11 @@ type CheckpointStorageClient interface {
 	// stores_lease.
 	ReadLease(ctx context.Context, in *AccessRequest, opts ...grpc.CallOption) (*LeaseRecord, error)
 	WriteLease(ctx context.Context, in *WriteLeaseRequest, opts ...grpc.CallOption) (*WriteLeaseResponse, error)
+	// CreateLocalState, PublishLocalState and DiscardLocalState answer sdk.LocalStateFactory;
+	// only for locations created with local_state_files.
+	CreateLocalState(ctx context.Context, in *CreateLocalStateRequest, opts ...grpc.CallOption) (*CreateLocalStateResponse, error)
+	PublishLocalState(ctx context.Context, in *PublishLocalStateRequest, opts ...grpc.CallOption) (*StreamStateHandle, error)
+	DiscardLocalState(ctx context.Context, in *DiscardLocalStateRequest, opts ...grpc.CallOption) (*Empty, error)
 }
 
 type checkpointStorageClient struct {
@@ -278,6 +286,36 @@ func (c *checkpointStorageClient) WriteLease(ctx context.Context, in *WriteLease
 	return out, nil
 }
 
+func (c *checkpointStorageClient) CreateLocalState(ctx context.Context, in *CreateLocalStateRequest, opts ...grpc.CallOption) (*CreateLocalStateResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateLocalStateResponse)
+	err := c.cc.Invoke(ctx, CheckpointStorage_CreateLocalState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *checkpointStorageClient) PublishLocalState(ctx context.Context, in *PublishLocalStateRequest, opts ...grpc.CallOption) (*StreamStateHandle, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StreamStateHandle)
+	err := c.cc.Invoke(ctx, CheckpointStorage_PublishLocalState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *checkpointStorageClient) DiscardLocalState(ctx context.Context, in *DiscardLocalStateRequest, opts ...grpc.CallOption) (*Empty, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(Empty)
+	err := c.cc.Invoke(ctx, CheckpointStorage_DiscardLocalState_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CheckpointStorageServer is the server API for CheckpointStorage service.
 // All implementations must embed UnimplementedCheckpointStorageServer
 // for forward compatibility.
@@ -311,6 +349,11 @@ type CheckpointStorageServer interface {
 	// stores_lease.
 	ReadLease(context.Context, *AccessRequest) (*LeaseRecord, error)
 	WriteLease(context.Context, *WriteLeaseRequest) (*WriteLeaseResponse, error)
+	// CreateLocalState, PublishLocalState and DiscardLocalState answer sdk.LocalStateFactory;
+	// only for locations created with local_state_files.
+	CreateLocalState(context.Context, *CreateLocalStateRequest) (*CreateLocalStateResponse, error)
+	PublishLocalState(context.Context, *PublishLocalStateRequest) (*StreamStateHandle, error)
+	DiscardLocalState(context.Context, *DiscardLocalStateRequest) (*Empty, error)
 	mustEmbedUnimplementedCheckpointStorageServer()
 }
 
@@ -371,6 +414,15 @@ func (UnimplementedCheckpointStorageServer) ReadLease(context.Context, *AccessRe
 }
 func (UnimplementedCheckpointStorageServer) WriteLease(context.Context, *WriteLeaseRequest) (*WriteLeaseResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method WriteLease not implemented")
+}
+func (UnimplementedCheckpointStorageServer) CreateLocalState(context.Context, *CreateLocalStateRequest) (*CreateLocalStateResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CreateLocalState not implemented")
+}
+func (UnimplementedCheckpointStorageServer) PublishLocalState(context.Context, *PublishLocalStateRequest) (*StreamStateHandle, error) {
+	return nil, status.Error(codes.Unimplemented, "method PublishLocalState not implemented")
+}
+func (UnimplementedCheckpointStorageServer) DiscardLocalState(context.Context, *DiscardLocalStateRequest) (*Empty, error) {
+	return nil, status.Error(codes.Unimplemented, "method DiscardLocalState not implemented")
 }
 func (UnimplementedCheckpointStorageServer) mustEmbedUnimplementedCheckpointStorageServer() {}
 func (UnimplementedCheckpointStorageServer) testEmbeddedByValue()                           {}
@@ -663,6 +715,60 @@ func _CheckpointStorage_WriteLease_Handler(srv interface{}, ctx context.Context,
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CheckpointStorage_CreateLocalState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateLocalStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CheckpointStorageServer).CreateLocalState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CheckpointStorage_CreateLocalState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CheckpointStorageServer).CreateLocalState(ctx, req.(*CreateLocalStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CheckpointStorage_PublishLocalState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PublishLocalStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CheckpointStorageServer).PublishLocalState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CheckpointStorage_PublishLocalState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CheckpointStorageServer).PublishLocalState(ctx, req.(*PublishLocalStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _CheckpointStorage_DiscardLocalState_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiscardLocalStateRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CheckpointStorageServer).DiscardLocalState(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CheckpointStorage_DiscardLocalState_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CheckpointStorageServer).DiscardLocalState(ctx, req.(*DiscardLocalStateRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CheckpointStorage_ServiceDesc is the grpc.ServiceDesc for CheckpointStorage service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -721,6 +827,18 @@ var CheckpointStorage_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "WriteLease",
 			Handler:    _CheckpointStorage_WriteLease_Handler,
+		},
+		{
+			MethodName: "CreateLocalState",
+			Handler:    _CheckpointStorage_CreateLocalState_Handler,
+		},
+		{
+			MethodName: "PublishLocalState",
+			Handler:    _CheckpointStorage_PublishLocalState_Handler,
+		},
+		{
+			MethodName: "DiscardLocalState",
+			Handler:    _CheckpointStorage_DiscardLocalState_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -13,13 +13,17 @@ type Additions struct {
 	ReadsAhead bool
 	// LocalReads: a restoring plugin can read a local state file itself (OpenRead.local_ok).
 	LocalReads bool
+	// LocalWrites: a snapshot in the plugin can write a local state file itself
+	// (OpenStream.local_ok), and a storage plugin says which locations create such files
+	// (LocationResponse.local_state_files).
+	LocalWrites bool
 	// AccessInterfaces: the plugin says which optional interfaces an access implements
 	// (CreateAccessResponse.lists_shared_state, locates_local_state, stores_lease).
 	AccessInterfaces bool
 }
 
 // Current announces every addition: what plugins built with this SDK speak.
-var Current = Additions{Pipeline: true, ReadsAhead: true, LocalReads: true, AccessInterfaces: true}
+var Current = Additions{Pipeline: true, ReadsAhead: true, LocalReads: true, LocalWrites: true, AccessInterfaces: true}
 
 // Announced is what the plugin end of this process announces: Current, unless the main
 // function of one of the SDK's test plugins sets it, before sdk.Serve, to play a plugin

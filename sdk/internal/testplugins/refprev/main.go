@@ -1,9 +1,10 @@
 // Command refprev is the reference test plugin (a state backend and checkpoint storage of
 // package ref) speaking the previous protocol: protocol version 1 as plugins built before
-// its additions (the Pipeline stream, reads ahead, local restore reads, the optional
-// interfaces of accesses) speak it, announcing none of them.
+// its additions (the Pipeline stream, reads ahead, local restore reads, local snapshot
+// writes, the optional interfaces of accesses) speak it, announcing none of them.
 // FLOWSTATE_TESTPLUGIN_ANNOUNCE, a comma-separated list of "pipeline", "reads-ahead",
-// "local-reads" and "access-interfaces", plays a plugin built between two additions.
+// "local-reads", "local-writes" and "access-interfaces", plays a plugin built between two
+// additions.
 package main
 
 import (
@@ -26,6 +27,8 @@ func main() {
 			a.ReadsAhead = true
 		case "local-reads":
 			a.LocalReads = true
+		case "local-writes":
+			a.LocalWrites = true
 		case "access-interfaces":
 			a.AccessInterfaces = true
 		default:
