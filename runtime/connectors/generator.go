@@ -127,6 +127,7 @@ func (g Generator) Redistribute(states [][]byte, parallelism int) ([][]byte, err
 type genReader struct {
 	g    Generator
 	left []progression
+	keys []byte // the buffer the next keys go to (see Read)
 }
 
 // appendKey appends the key of event i to dst.
@@ -137,14 +138,15 @@ func (r *genReader) appendKey(dst []byte, i int64) []byte {
 }
 
 // Read implements dataflow.SourceReader. The keys of the events are strings over
-// buffers of up to 16 KiB, allocated once per buffer rather than once per event; a key
-// is made only of bytes no later append writes (each starts a new buffer when the
-// longest key no longer fits).
+// buffers of 16 KiB, which calls fill in turn, allocated once per buffer rather than once
+// per event; a key is made only of bytes no later append writes (a new buffer starts when
+// the longest key no longer fits).
 func (r *genReader) Read(ctx context.Context, max int, emit func(any)) error {
-	var keys []byte
+	keys := r.keys
+	defer func() { r.keys = keys }()
 	for n := 0; n < max; n++ {
 		if cap(keys)-len(keys) < maxKeyLen {
-			keys = make([]byte, 0, min(max-n, 16<<10/maxKeyLen)*maxKeyLen)
+			keys = make([]byte, 0, 16<<10)
 		}
 		for len(r.left) > 0 && r.left[0].Next >= r.g.Records {
 			r.left = r.left[1:]

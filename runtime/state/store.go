@@ -280,7 +280,10 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 		slab = make([]entry, 0, n)
 	}
 	defer func() { s.slab = slab[:0] }()
-	var fetch [][]byte        // keys to read now
+	// A key a complete store lacks is absent from the backend; making room in the cache
+	// for it (see fill) lets only cached values go, so it stays absent.
+	complete := s.complete
+	var fetch [][]byte        // keys to read now, unless complete
 	var fetchE []*entry       // their entries
 	var pre []prefetchedEntry // keys Prefetch started reading
 	byRecord := s.byRecord[:0]
@@ -326,14 +329,16 @@ func (s *Store) ProcessBatch(ctx context.Context, keys [][]byte, groups []int, f
 			case prefetched:
 				pre = append(pre, prefetchedEntry{e: e, ref: ref})
 			default:
-				fetch = append(fetch, sk[:len(sk):len(sk)])
-				keyBuf = nil // fetch keeps it
+				if !complete {
+					fetch = append(fetch, sk[:len(sk):len(sk)])
+					keyBuf = nil // fetch keeps it
+				}
 				fetchE = append(fetchE, e)
 			}
 		}
 	}
 	s.keyBuf = keyBuf
-	if err := s.fill(ctx, fetch, fetchE, pre); err != nil {
+	if err := s.fill(ctx, complete, fetch, fetchE, pre); err != nil {
 		return err
 	}
 	s.byRecord = byRecord
@@ -359,13 +364,14 @@ type prefetchedEntry struct {
 }
 
 // fill sets the values of a batch's entries that were not cached: those of keys it reads
-// now and those Prefetch read; it keeps them for later batches.
-func (s *Store) fill(ctx context.Context, fetch [][]byte, fetchE []*entry, pre []prefetchedEntry) error {
-	if err := s.makeRoom(len(fetch) + len(pre)); err != nil {
+// now (fetch; none when the store was complete as the batch began, whose keys fetchE are
+// then absent) and those Prefetch read; it keeps them for later batches.
+func (s *Store) fill(ctx context.Context, complete bool, fetch [][]byte, fetchE []*entry, pre []prefetchedEntry) error {
+	if err := s.makeRoom(len(fetchE) + len(pre)); err != nil {
 		return err
 	}
-	if len(fetch) > 0 && s.complete {
-		// Nothing the cache lacks is in the backend: the keys are absent.
+	if complete {
+		// Nothing the cache lacked is in the backend: the keys are absent.
 		for _, e := range fetchE {
 			s.read(e, nil)
 		}
