@@ -64,13 +64,16 @@ type plugins struct {
 // unwritable output, an incompatible checkpoint) fail at once; other failures go through
 // the restart strategy, each attempt restoring what recovery decides. The run holds the
 // job's leases (ownership.go) throughout; losing one stops it before it commits anything
-// more.
+// more. It sets the process's GC headroom (SetGCHeadroom) from the configuration.
 func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err error) {
 	if x.Logger == nil {
 		x.Logger = hclog.NewNullLogger()
 	}
 	log := x.Logger
 	cfg := x.Config
+	if err := SetGCHeadroom(cfg.Memory.GCHeadroom); err != nil {
+		return fmt.Errorf("%s: %w", cfg.Locate(config.KeyGCHeadroom), err)
+	}
 	if err := job.Validate(); err != nil {
 		return fmt.Errorf("job %q: %w", job.Name, err)
 	}

@@ -46,6 +46,8 @@ type Config struct {
 	Control Control
 	// Heartbeat holds the heartbeat.* settings.
 	Heartbeat Heartbeat
+	// Memory holds the runner.memory.* settings.
+	Memory Memory
 	// Overrides are the keys set on the command line (-D, -p), in the order applied.
 	Overrides []Override
 	// Deprecations has one message per deprecated key or value used, naming the replacement.
@@ -141,6 +143,14 @@ type Plugins struct {
 // answered for Timeout (default 50s).
 type Heartbeat struct {
 	Interval, Timeout time.Duration
+}
+
+// Memory holds the runner.memory.* settings, Flowstate's own.
+type Memory struct {
+	// GCHeadroom is how much garbage the runner's heap may gather, beyond Go's own pacing,
+	// before the garbage collector runs (default 64 MiB; 0: Go's pacing alone). See
+	// runtime.SetGCHeadroom.
+	GCHeadroom int64
 }
 
 // Job holds the job.* settings.
@@ -243,6 +253,7 @@ const (
 	DefaultRestAddress         = "127.0.0.1"
 	DefaultRestPort            = 0 // an ephemeral port, found through the job's lease
 	DefaultLeaseTimeout        = 30 * time.Second
+	DefaultGCHeadroom          = 64 << 20
 	MinLeaseTimeout            = time.Second
 )
 
@@ -271,6 +282,7 @@ func defaults(file string) *Config {
 		Restart:      defaultRestartSettings(),
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},
 		Heartbeat:    Heartbeat{Interval: DefaultHeartbeatInterval, Timeout: DefaultHeartbeatTimeout},
+		Memory:       Memory{GCHeadroom: DefaultGCHeadroom},
 		lines:        map[string]int{},
 		flags:        map[string]string{},
 		written:      map[string]string{},

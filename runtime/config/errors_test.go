@@ -37,6 +37,7 @@ func TestErrors(t *testing.T) {
 		{"bad size", "execution.checkpointing.data-inline-threshold: lots\n", ErrBadValue, []string{`data-inline-threshold: bad value "lots"`}},
 		{"size over 1 MiB", "execution.checkpointing.data-inline-threshold: 2mb\n", ErrBadValue, []string{"want a size from 0 to 1048576 bytes"}},
 		{"bad float", "job.rate: fast\n", ErrBadValue, []string{`job.rate: bad value "fast"`}},
+		{"negative GC headroom", "runner.memory.gc-headroom: -1mb\n", ErrBadValue, []string{`config.yaml:1: runner.memory.gc-headroom: bad value "-1mb"`}},
 		{"bad plugin name", "state.backend.type: Hash Map\n", ErrBadValue, []string{"config.yaml:1: state.backend.type: bad value \"Hash Map\""}},
 		{"bad restart type", "restart-strategy.type: exponential-backoff\n", ErrBadValue, []string{"want exponential-delay, fixed-delay, failure-rate or none"}},
 		{"port out of range", "rest.port: 70000\n", ErrBadValue, []string{"rest.port: bad value"}},

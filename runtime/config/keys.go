@@ -65,12 +65,15 @@ const (
 	KeyHeartbeatTimeout    = "heartbeat.timeout"
 	// KeyAllowOutsideDir names, comma-separated, the plugins whose symlink in the plugin
 	// directory may lead out of it.
-	KeyAllowOutsideDir     = "plugins.allow-outside-dir"
-	KeyRestAddress         = "rest.address"
-	KeyRestPort            = "rest.port"
+	KeyAllowOutsideDir = "plugins.allow-outside-dir"
+	KeyRestAddress     = "rest.address"
+	KeyRestPort        = "rest.port"
+	// KeyGCHeadroom is Flowstate's own: see Memory.GCHeadroom.
+	KeyGCHeadroom          = "runner.memory.gc-headroom"
 	backendOptionPrefix    = "state.backend."
 	storageOptionPrefix    = "execution.checkpointing."
 	maxDataInlineThreshold = 1 << 20
+	maxGCHeadroom          = 4 << 30
 	maxMaxParallelism      = 1 << 15
 	// maxConcurrentCheckpoints caps execution.checkpointing.max-concurrent-checkpoints
 	// (Flink has no cap; every checkpoint in flight holds a snapshot of each keyed backend).
@@ -194,6 +197,7 @@ var currentKeys = map[string]keyDef{
 	KeyAllowOutsideDir:     {kind: kindString},
 	KeyRestAddress:         {kind: kindString},
 	KeyRestPort:            {kind: kindInt, min: 0, max: 65535},
+	KeyGCHeadroom:          {kind: kindSize, min: 0, max: maxGCHeadroom},
 }
 
 // deprecatedKeys maps each of Flink's deprecated keys of a supported key to that key; it is

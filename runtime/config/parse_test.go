@@ -25,6 +25,7 @@ func TestDefaults(t *testing.T) {
 				ResetThreshold: time.Hour, JitterFactor: 0.1, AttemptsBeforeReset: 2147483647},
 			CancellationTimeout: 30 * time.Second})
 		wantEqual(t, "control", c.Control.Address, "127.0.0.1:0")
+		wantEqual(t, "memory", c.Memory, Memory{GCHeadroom: 64 << 20})
 		wantEqual(t, "plugins dir", c.Plugins.Dir, "")
 		wantEqual(t, "backend options", c.BackendOptions, sdk.Options{})
 		if c.Deprecations == nil || c.Warnings == nil || len(c.Deprecations)+len(c.Warnings) != 0 {
@@ -80,7 +81,9 @@ execution.recovery.start-over-on-checkpoint-loss: true
 task.cancellation.timeout: 5s
 rest.address: 0.0.0.0
 rest.port: 9091
+runner.memory.gc-headroom: 256mb
 `)
+	wantEqual(t, "memory", c.Memory, Memory{GCHeadroom: 256 << 20})
 	wantEqual(t, "view", viewOf(c), view{
 		StateBackend:      "leveldb",
 		CheckpointStorage: "fsstorage",

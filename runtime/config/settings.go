@@ -87,6 +87,8 @@ func (p *parser) set(key string, v any) {
 		c.Heartbeat.Interval = v.(time.Duration)
 	case KeyHeartbeatTimeout:
 		c.Heartbeat.Timeout = v.(time.Duration)
+	case KeyGCHeadroom:
+		c.Memory.GCHeadroom = v.(int64)
 	case KeyAllowOutsideDir:
 		c.Plugins.AllowOutsideDir = nil
 		for _, name := range strings.Split(v.(string), ",") {

@@ -42,6 +42,11 @@ func memoryNeed(job *Job) int64 {
 // comes from; 0 when it is unknown. Tests replace it.
 var machineMemory = readMachineMemory
 
+// MachineMemory returns the memory this process may still take, the smaller of the
+// cgroup's limit less its usage and MemAvailable in /proc/meminfo, and where that figure
+// comes from; 0 when it is unknown.
+func MachineMemory() (int64, string) { return machineMemory() }
+
 // readMachineMemory reads the cgroup v2 limit less the cgroup's usage
 // (/sys/fs/cgroup/memory.max and memory.current) and /proc/meminfo's MemAvailable, and
 // returns the smaller.
