@@ -25,9 +25,9 @@ type ioResult struct {
 	restores int
 }
 
-func (r *ioResult) ckptRatio() float64 { return ratio(median(r.ckpt), median(r.seq)) }
+func (r *ioResult) ckptRatio() float64 { return pairedRatio(r.ckpt, r.seq) }
 func (r *ioResult) restoreRatio() float64 {
-	return ratio(median(r.restore[plugin]), median(r.restore[inProcess]))
+	return pairedRatio(r.restore[plugin], r.restore[inProcess])
 }
 
 // checkpointIO fills a hashmap keyed backend in its plugin with about StateBytes of state,

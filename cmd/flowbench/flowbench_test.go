@@ -32,6 +32,19 @@ func TestPercentileNearestRank(t *testing.T) {
 	}
 }
 
+// TestPairedRatioFollowsTheRounds: a ratio is the median of the rounds' own ratios. Here
+// the machine speeds up over three rounds and the first variant is 0.9x of the second in
+// two of them: the ratio is 0.9, where the ratio of the two medians (4/5) would be 0.8.
+func TestPairedRatioFollowsTheRounds(t *testing.T) {
+	a, b := []float64{2, 4, 9}, []float64{2, 5, 10}
+	if got := pairedRatio(a, b); math.Abs(got-0.9) > 1e-12 {
+		t.Errorf("pairedRatio(%v, %v) = %v, want 0.9 (the median of 1, 0.8 and 0.9)", a, b, got)
+	}
+	if got := pairedRatio(a, []float64{0, 0, 0}); !math.IsNaN(got) {
+		t.Errorf("pairedRatio against zeros = %v, want NaN", got)
+	}
+}
+
 func TestTargetVerdicts(t *testing.T) {
 	if v := atLeast(0.6, 0.5, "").verdict(); v != "PASS" {
 		t.Errorf("0.6 >= 0.5: %s", v)

@@ -41,7 +41,7 @@ func (r *report) render(w io.Writer) {
 	p("Measured %s in %s by `make bench` (`go run ./cmd/flowbench`).\n\n", r.started.UTC().Format("2006-01-02 15:04 MST"), r.elapsed.Round(time.Second))
 	p("**Machine:** %d CPUs (%s), %s memory, %s, Linux %s; load average %s at the start, %s at the end.\n\n",
 		m.CPUs, m.CPUModel, m.MemTotal, m.GoVersion, m.Kernel, m.LoadStart, m.LoadEnd)
-	p("Plugin and in-process variants alternate within each round, and which goes first alternates from round to round; figures are medians over the rounds. In-process means the very same built-in plugin packages loaded through the same `sdk` interfaces (`pluginhost.Options{InProcess: true}`), so the difference is the process boundary alone.\n\n")
+	p("Plugin and in-process variants alternate within each round, and which goes first alternates from round to round; figures are medians over the rounds, and a ratio of two figures is the median of the rounds' own ratios (the two measured back to back), which a VM whose speed drifts between rounds moves far less than the ratio of two medians taken from different rounds. In-process means the very same built-in plugin packages loaded through the same `sdk` interfaces (`pluginhost.Options{InProcess: true}`), so the difference is the process boundary alone.\n\n")
 	r.renderTargets(w)
 	r.renderThroughput(w)
 	r.renderWordCount(w)
@@ -179,7 +179,7 @@ func (r *report) renderWordCount(w io.Writer) {
 	}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("### 7. Word count against a hand-written one\n\n")
-	p("The `wordcount` job (`runtime/jobs`, parallelism 2, fsstorage, the final checkpoint only) over %s of generated text: %s words, %s distinct (a vocabulary of 50,000 drawn with Zipf's law, capitals and punctuation), its output checked against the hand-written count's. The hand-written count is a plain Go function in one thread: it reads the same file, splits words the same way (`jobs.SplitWords`), counts them in a map and writes each running count as a `word<TAB>count` line through a buffer into a file, synced at the end, as the job's file sink is at its checkpoint. It runs in each round beside the job, so both see the same machine; ratios are medians of words/s, and the worst round is the lowest of the rounds' own ratios. Words/s of the job is words / wall time of `Executor.Run`, plugin start included.\n\n",
+	p("The `wordcount` job (`runtime/jobs`, parallelism 2, fsstorage, the final checkpoint only) over %s of generated text: %s words, %s distinct (a vocabulary of 50,000 drawn with Zipf's law, capitals and punctuation), its output checked against the hand-written count's. The hand-written count is a plain Go function in one thread: it reads the same file, splits words the same way (`jobs.SplitWords`), counts them in a map and writes each running count as a `word<TAB>count` line through a buffer into a file, synced at the end, as the job's file sink is at its checkpoint. It runs in each round beside the job, so both see the same machine; a ratio is the median of the rounds' own ratios of words/s, and the worst round the lowest of them. Words/s of the job is words / wall time of `Executor.Run`, plugin start included.\n\n",
 		bytesHuman(x.inputBytes), human(float64(x.words)), human(float64(x.distinct)))
 	p("| variant | words/s | worst round | / hand-written | worst round | CPU us/word | gRPC messages per word |\n|---|---|---|---|---|---|---|\n")
 	p("| hand-written, one thread | %s | %s | 1.00x | | | |\n", human(median(x.ceiling)), human(minOf(x.ceiling)))

@@ -31,6 +31,13 @@ func roundRatios(a, b []float64) []float64 {
 	return out
 }
 
+// pairedRatio is the median of a[i]/b[i] over the rounds both have: the ratio of two
+// variants measured back to back in each round. A VM's speed drifts by 10-30% from one
+// second to the next, and moves both variants of a round alike, so the rounds' own ratios
+// cancel it where a ratio of the two variants' medians, each taken from other rounds, does
+// not.
+func pairedRatio(a, b []float64) float64 { return median(roundRatios(a, b)) }
+
 // minOf returns the smallest of xs (NaN for none); maxOf the largest.
 func minOf(xs []float64) float64 { return percentile(xs, 0) }
 func maxOf(xs []float64) float64 { return percentile(xs, 100) }

@@ -39,7 +39,7 @@ type throughputResult struct {
 }
 
 func (r *throughputResult) ratio() float64 {
-	return ratio(median(r.runs[plugin].rate), median(r.runs[inProcess].rate))
+	return pairedRatio(r.runs[plugin].rate, r.runs[inProcess].rate)
 }
 
 // worst is the lowest ratio of a round.

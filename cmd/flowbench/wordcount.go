@@ -31,7 +31,7 @@ type wordCountResult struct {
 // ratio is the median words/s of backend in mode m over the median of the hand-written
 // count.
 func (r *wordCountResult) ratio(backend string, m mode) float64 {
-	return ratio(median(r.runs[backend][m].rate), median(r.ceiling))
+	return pairedRatio(r.runs[backend][m].rate, r.ceiling)
 }
 
 // worst is the lowest of the rounds' ratios of backend in mode m to the hand-written count
