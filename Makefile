@@ -74,7 +74,7 @@ test-busy:
 	./scripts/test-busy.sh 3
 
 # Benchmarks of issue 7 (plugins against the same plugins in-process, and against the
-# disk): about 4 minutes on a quiet 2-core machine (3m39s and 3m52s in two runs this round);
+# disk): about 3 minutes on a quiet 2-core machine (2m45s-3m06s in four runs this round);
 # writes docs/performance.md.
 # BENCHFLAGS=-quick checks that every figure runs, in seconds.
 bench: build
