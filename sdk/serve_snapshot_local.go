@@ -43,7 +43,7 @@ func (s *localOutStream) Write(p []byte) (int, error) {
 	s.crc.Write(p[:n])
 	s.n += int64(n)
 	if err != nil {
-		s.err = fmt.Errorf("write state file %s: %w", s.f.Name(), err)
+		s.err = fmt.Errorf("write state file: %w", err) // err names the file
 		return n, s.err
 	}
 	return n, nil
@@ -57,11 +57,11 @@ func (s *localOutStream) CloseAndGetHandle(ctx context.Context) (StreamStateHand
 	err := s.err
 	if err == nil {
 		if err = s.w.Flush(); err != nil {
-			err = fmt.Errorf("write state file %s: %w", s.f.Name(), err)
+			err = fmt.Errorf("write state file: %w", err)
 		}
 	}
 	if cerr := s.f.Close(); cerr != nil && err == nil {
-		err = fmt.Errorf("close state file %s: %w", s.f.Name(), cerr)
+		err = fmt.Errorf("close state file: %w", cerr)
 	}
 	s.closed = true
 	if err != nil {
