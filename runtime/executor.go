@@ -71,8 +71,8 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 	}
 	log := x.Logger
 	cfg := x.Config
-	if err := SetGCHeadroom(cfg.Memory.GCHeadroom); err != nil {
-		return fmt.Errorf("%s: %w", cfg.Locate(config.KeyGCHeadroom), err)
+	if err := applyGCHeadroom(cfg); err != nil {
+		return err
 	}
 	if err := job.Validate(); err != nil {
 		return fmt.Errorf("job %q: %w", job.Name, err)

@@ -4,8 +4,29 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 )
+
+// machineMemory is dataflow.MachineMemory; tests replace it.
+var machineMemory = dataflow.MachineMemory
+
+// applyGCHeadroom sets the process's GC headroom from cfg (runner.memory.gc-headroom). The
+// default shrinks to a quarter of the memory the machine can still spare when that is
+// less, so that a small machine or container runs with the defaults; a headroom the
+// configuration sets is refused above half of it, naming the key.
+func applyGCHeadroom(cfg *config.Config) error {
+	n := cfg.Memory.GCHeadroom
+	if !cfg.IsSet(config.KeyGCHeadroom) {
+		if have, _ := machineMemory(); have > 0 {
+			n = min(n, have/4)
+		}
+	}
+	if err := SetGCHeadroom(n); err != nil {
+		return fmt.Errorf("%s: %w", cfg.Locate(config.KeyGCHeadroom), err)
+	}
+	return nil
+}
 
 // headroom is the reserve SetGCHeadroom keeps on the heap.
 var headroom struct {
@@ -37,7 +58,7 @@ func SetGCHeadroom(n int64) error {
 	if int64(len(headroom.reserve)) == n {
 		return nil
 	}
-	if have, from := dataflow.MachineMemory(); n > 0 && have > 0 && n > have/2 {
+	if have, from := machineMemory(); n > 0 && have > 0 && n > have/2 {
 		return fmt.Errorf("a GC headroom of %d MiB exceeds half the memory this process may still take (%d MiB, %s): the garbage it lets gather needs that memory", n>>20, have>>20, from)
 	}
 	headroom.reserve = nil

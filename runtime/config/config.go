@@ -311,6 +311,9 @@ func defaultRestartSettings() Restart {
 // Load reads, parses and validates a configuration file.
 func Load(path string) (*Config, error) { return LoadWith(path, nil) }
 
+// IsSet reports whether the file or the command line sets a key (by its current name).
+func (c *Config) IsSet(key string) bool { return c.lines[key] > 0 || c.flags[key] != "" }
+
 // Line returns the line of a key in the file, by the key as written or by its current name
 // (so Line("state.backend.type") finds a deprecated state.backend); 0 when the key is not
 // from the file.
