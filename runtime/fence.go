@@ -122,25 +122,10 @@ func (a fencedAccess) location(loc sdk.CheckpointStorageLocation) sdk.Checkpoint
 // fencedLocalLocation is a fencedLocation whose location creates local state files.
 type fencedLocalLocation struct {
 	fencedLocation
-	local sdk.LocalStateFactory
+	sdk.LocalStateFactory
 }
 
 var _ sdk.LocalStateFactory = fencedLocalLocation{}
-
-// CreateLocalStateFile implements sdk.LocalStateFactory.
-func (l fencedLocalLocation) CreateLocalStateFile(ctx context.Context, scope sdk.Scope) (string, error) {
-	return l.local.CreateLocalStateFile(ctx, scope)
-}
-
-// PublishLocalStateFile implements sdk.LocalStateFactory.
-func (l fencedLocalLocation) PublishLocalStateFile(ctx context.Context, path string, scope sdk.Scope, size int64, checksum uint32) (sdk.StreamStateHandle, error) {
-	return l.local.PublishLocalStateFile(ctx, path, scope, size, checksum)
-}
-
-// DiscardLocalStateFile implements sdk.LocalStateFactory.
-func (l fencedLocalLocation) DiscardLocalStateFile(ctx context.Context, path string) error {
-	return l.local.DiscardLocalStateFile(ctx, path)
-}
 
 // fencedLocation is a CheckpointStorageLocation whose disposal and metadata publication
 // check the fence first.

@@ -33,7 +33,6 @@ type LocalStateLocator interface {
 // system itself. fsstorage implements it for file:// checkpoint directories; on S3, and
 // for jmstorage, there is no local file.
 type LocalStateFactory interface {
-	CheckpointStreamFactory
 	// CreateLocalStateFile creates an empty file for a state stream of scope and returns
 	// its absolute path, or "" when the factory has no local file for it (the caller then
 	// uses CreateCheckpointStateOutputStream). The caller writes the file, closes it, and

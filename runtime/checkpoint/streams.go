@@ -42,18 +42,13 @@ func (f checksumFactory) CreateCheckpointStateOutputStream(ctx context.Context, 
 // checksumLocalFactory is a checksumFactory whose factory creates local state files.
 type checksumLocalFactory struct {
 	checksumFactory
-	local sdk.LocalStateFactory
-}
-
-// CreateLocalStateFile implements sdk.LocalStateFactory.
-func (f checksumLocalFactory) CreateLocalStateFile(ctx context.Context, scope sdk.Scope) (string, error) {
-	return f.local.CreateLocalStateFile(ctx, scope)
+	sdk.LocalStateFactory
 }
 
 // PublishLocalStateFile implements sdk.LocalStateFactory: the handle carries size and
 // checksum, as the writer of the file counted them.
 func (f checksumLocalFactory) PublishLocalStateFile(ctx context.Context, path string, scope sdk.Scope, size int64, checksum uint32) (sdk.StreamStateHandle, error) {
-	h, err := f.local.PublishLocalStateFile(ctx, path, scope, size, checksum)
+	h, err := f.LocalStateFactory.PublishLocalStateFile(ctx, path, scope, size, checksum)
 	if err != nil {
 		return h, err
 	}
@@ -65,11 +60,6 @@ func (f checksumLocalFactory) PublishLocalStateFile(ctx context.Context, path st
 		f.uploaded(size)
 	}
 	return h, nil
-}
-
-// DiscardLocalStateFile implements sdk.LocalStateFactory.
-func (f checksumLocalFactory) DiscardLocalStateFile(ctx context.Context, path string) error {
-	return f.local.DiscardLocalStateFile(ctx, path)
 }
 
 type checksumStream struct {

@@ -137,8 +137,8 @@ func (r *genReader) appendKey(dst []byte, i int64) []byte {
 	return strconv.AppendUint(append(dst, 'k'), h%uint64(r.g.Keys), 10)
 }
 
-// Read implements dataflow.SourceReader. The keys of the events are strings over
-// buffers of 16 KiB, which calls fill in turn, allocated once per buffer rather than once
+// Read implements dataflow.SourceReader. The keys of the events are strings over 16 KiB
+// buffers that successive calls fill in turn, allocated once per buffer rather than once
 // per event; a key is made only of bytes no later append writes (a new buffer starts when
 // the longest key no longer fits).
 func (r *genReader) Read(ctx context.Context, max int, emit func(any)) error {

@@ -26,14 +26,17 @@ func localFileChecks(t *testing.T, factory StorageFactory) {
 		t.Logf("the location (%T) does not implement the optional sdk.LocalStateFactory: nothing to check", loc)
 		return
 	}
-	// create returns a new local file of scope, or "" when the location has none for it.
-	create := func(t *testing.T, scope sdk.Scope) string {
+	// written creates a local file of scope, checks that it is an empty regular file and
+	// writes data into it, as a backend plugin would; "" (logged) when the location has no
+	// local file for scope.
+	written := func(t *testing.T, scope sdk.Scope, data []byte) string {
 		t.Helper()
 		path, err := f.CreateLocalStateFile(ctx, scope)
 		if err != nil {
 			t.Fatalf("CreateLocalStateFile(%s): %v", scope, err)
 		}
 		if path == "" {
+			t.Logf("the location has no local file for %s state: nothing to check", scope)
 			return ""
 		}
 		if !filepath.IsAbs(path) {
@@ -41,6 +44,9 @@ func localFileChecks(t *testing.T, factory StorageFactory) {
 		}
 		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || fi.Size() != 0 {
 			t.Fatalf("CreateLocalStateFile(%s) = %q: want an empty regular file (%v)", scope, path, err)
+		}
+		if err := os.WriteFile(path, data, 0); err != nil {
+			t.Fatalf("writing the local state file: %v", err)
 		}
 		return path
 	}
@@ -53,14 +59,10 @@ func localFileChecks(t *testing.T, factory StorageFactory) {
 	for _, scope := range []sdk.Scope{sdk.ScopeExclusive, sdk.ScopeShared} {
 		for i, size := range streamSizes {
 			t.Run(fmt.Sprintf("Publish/%s/%s", scope, size.name), func(t *testing.T) {
-				path := create(t, scope)
-				if path == "" {
-					t.Logf("the location has no local file for %s state: nothing to check", scope)
-					return
-				}
 				data := payload(size.n, byte(40+i))
-				if err := os.WriteFile(path, data, 0); err != nil {
-					t.Fatalf("writing the local state file: %v", err)
+				path := written(t, scope, data)
+				if path == "" {
+					return
 				}
 				h, err := f.PublishLocalStateFile(ctx, path, scope, int64(len(data)), host.Checksum(data))
 				if err != nil {
@@ -75,13 +77,9 @@ func localFileChecks(t *testing.T, factory StorageFactory) {
 		}
 	}
 	t.Run("Discard", func(t *testing.T) {
-		path := create(t, sdk.ScopeShared)
+		path := written(t, sdk.ScopeShared, payload(3<<20, 7))
 		if path == "" {
-			t.Log("the location has no local file for shared state: nothing to check")
 			return
-		}
-		if err := os.WriteFile(path, payload(3<<20, 7), 0); err != nil {
-			t.Fatal(err)
 		}
 		if err := f.DiscardLocalStateFile(ctx, path); err != nil {
 			t.Fatalf("DiscardLocalStateFile: %v", err)
@@ -89,14 +87,10 @@ func localFileChecks(t *testing.T, factory StorageFactory) {
 		gone(t, path, "DiscardLocalStateFile")
 	})
 	t.Run("WrongSizeIsCorrupt", func(t *testing.T) {
-		path := create(t, sdk.ScopeExclusive)
-		if path == "" {
-			t.Log("the location has no local file for exclusive state: nothing to check")
-			return
-		}
 		data := payload(3<<20, 8)
-		if err := os.WriteFile(path, data, 0); err != nil {
-			t.Fatal(err)
+		path := written(t, sdk.ScopeExclusive, data)
+		if path == "" {
+			return
 		}
 		_, err := f.PublishLocalStateFile(ctx, path, sdk.ScopeExclusive, int64(len(data))+1, host.Checksum(data))
 		if !errors.Is(err, sdk.ErrCorrupt) {
