@@ -262,8 +262,8 @@ func TestRetentionInCode(t *testing.T) {
 	}
 }
 
-// TestFromMissingPointerFailsAtOnce: a --from pointer the storage says does not exist is a
-// mistake no restart can fix, as Flink refuses a missing savepoint path at submission. The
+// TestFromMissingPointerFailsAtOnce: a --from pointer the storage says does not exist, or
+// is no checkpoint, is a mistake no restart can fix, as Flink refuses a missing savepoint path at submission. The
 // run ends with an error naming the pointer before the restart strategy's first delay
 // (an hour here): a retried failure would reach the test's deadline instead.
 func TestFromMissingPointerFailsAtOnce(t *testing.T) {
@@ -284,10 +284,17 @@ job.name: %s
 	if err != nil {
 		t.Fatal(err)
 	}
-	missing := filepath.Join(root, "checkpoints", incJob, "chk-7")
-	x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
-	err = x.Run(ctx, job, missing)
-	if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), missing) {
-		t.Fatalf("Run from a missing pointer = %v (deadline passed: %v); want an error at once naming %s", err, ctx.Err() != nil, missing)
+	// A checkpoint that is not there, and a file that is no checkpoint (an operator's
+	// slip: the job's input passed as --from).
+	notCheckpoint := filepath.Join(root, "input.txt")
+	if err := os.WriteFile(notCheckpoint, []byte("words\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, from := range []string{filepath.Join(root, "checkpoints", incJob, "chk-7"), notCheckpoint} {
+		x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
+		err = x.Run(ctx, job, from)
+		if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), from) {
+			t.Fatalf("Run from %s = %v (deadline passed: %v); want an error at once naming it", from, err, ctx.Err() != nil)
+		}
 	}
 }

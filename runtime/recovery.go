@@ -94,7 +94,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 		c, err := r.resolve(ctx, from)
 		if err != nil {
 			err = fmt.Errorf("--from %s: %w", from, err)
-			if damaged(err) { // the storage answered: starting again will not make it appear
+			if refused(err) { // the storage answered: starting again will not change it
 				err = dataflow.Permanent(err)
 			}
 			return nil, err
@@ -400,6 +400,11 @@ func latestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, l
 	}
 	return nil, errors.New("no completed checkpoint found")
 }
+
+// refused reports whether err is a storage's answer about a pointer it was given: no such
+// checkpoint, not a checkpoint at all, or a damaged one. Resolving it again gives the same
+// answer, unlike a storage that failed to answer.
+func refused(err error) bool { return damaged(err) || errors.Is(err, sdk.ErrInvalidArgument) }
 
 // damaged reports whether err says a checkpoint's bytes are damaged or missing, as
 // opposed to a storage that failed to answer.
