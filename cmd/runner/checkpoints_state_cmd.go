@@ -193,6 +193,8 @@ The key is the record key, as a string when it is valid UTF-8 (key_encoding "utf
 base64 (key_encoding "base64"). Values of the built-in codecs (int64, string, JSON) and of
 lists and maps of them are decoded by the state's recorded type (value_encoding
 "decoded"); any other value is base64 (value_encoding "base64"), its type named in "type".
+The operator's state streams are read and their sizes and checksums checked before any
+entry is printed: a damaged checkpoint prints nothing and fails, naming the stream.
 `+pointerHelp,
 		func(ctx context.Context, cmd *cobra.Command, c *stateproc.Checkpoint) error {
 			_, err := c.Dump(ctx, cmd.OutOrStdout(), op, st)
