@@ -23,7 +23,7 @@ type storageSession struct {
 
 // openStorage starts and configures the checkpoint storage of the configuration file.
 func openStorage(ctx context.Context, g *globalFlags, file string) (*storageSession, error) {
-	s, err := openSession(ctx, g, file)
+	s, err := openOfflineSession(ctx, g, file)
 	if err != nil {
 		return nil, err
 	}
