@@ -120,8 +120,8 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 	}
 }
 
-// savepoint takes a savepoint of the job (stop: then stops it; drain: drains it first and
-// waits until the job has ended) and prints its pointer as the last line.
+// savepoint takes a savepoint of the job (stop: then stops it, drain: drains it first; with
+// either it waits until the job has ended) and prints its pointer as the last line.
 func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop, drain bool) error {
 	to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 	if err != nil {
