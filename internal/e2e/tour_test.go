@@ -32,6 +32,9 @@ var (
 	tourBackground = regexp.MustCompile(`^(bin/runner run .*) > tour\.log 2>&1 &$`)
 	// tourAssign is a tour line that keeps a command's standard output in a variable.
 	tourAssign = regexp.MustCompile(`^([A-Z_][A-Z0-9_]*)=\$\((.*)\)(\s+#.*)?$`)
+	// tourMust are what the tour must show, each in some line of it.
+	tourMust = []string{"bin/runner run ", "bin/runner status", "curl", "bin/runner savepoint --config", "bin/runner stop",
+		"bin/runner checkpoints inspect", "bin/runner checkpoints dump"}
 )
 
 // tourLines returns the shell lines of the README's tour section, in order.
@@ -72,11 +75,11 @@ type tourRun struct {
 
 // TestReadmeTourRuns runs the README's tour line by line, as a user pastes it, against
 // examples/tour/config.yaml moved into a temporary directory and onto a free port (pinned
-// for all its runs, as the README's is): the job
-// runs in the background, status, curl, savepoint, stop, inspect, verify, dump, a resume on
-// another backend and parallelism, a drain, rescale-keys and dispose each succeed and say
-// what the README says they do, and every runner the tour starts ends with status 0. A
-// README line the test cannot check fails it, so the tour cannot drift from what runs.
+// for all its runs, as the README's is): the job runs in the background, status, curl,
+// savepoint, stop, inspect, verify, dump, a resume on another backend and parallelism, a
+// drain, rescale-keys and dispose each succeed and say what the README says they do, and
+// every runner the tour starts ends with status 0. A README line the test cannot check
+// fails it, so the tour cannot drift from what runs.
 func TestReadmeTourRuns(t *testing.T) {
 	dir := t.TempDir()
 	raw, err := os.ReadFile("../../" + tourConfig)
@@ -102,7 +105,7 @@ func TestReadmeTourRuns(t *testing.T) {
 	lines := tourLines(t)
 	seen := map[string]bool{}
 	for _, line := range lines {
-		for _, what := range []string{"bin/runner run ", "status", "curl", "bin/runner savepoint --config", "stop", "inspect", "dump"} {
+		for _, what := range tourMust {
 			if strings.Contains(line, what) {
 				seen[what] = true
 			}
@@ -121,7 +124,7 @@ func TestReadmeTourRuns(t *testing.T) {
 		}
 		tr.check(t, line, out)
 	}
-	for _, what := range []string{"bin/runner run ", "status", "curl", "bin/runner savepoint --config", "stop", "inspect", "dump"} {
+	for _, what := range tourMust {
 		if !seen[what] {
 			t.Errorf("the README's tour has no %q line", what)
 		}
