@@ -170,13 +170,9 @@ func (r *recovery) prepare(ctx context.Context, c *checkpoint.Completed) (*check
 // latest returns the newest of the job's completed checkpoints list whose metadata and
 // state read back intact, warning about each damaged one it skips.
 func (r *recovery) latest(ctx context.Context, list []sdk.CompletedCheckpointStorageLocation) (*checkpoint.Completed, error) {
-	verify := func(ctx context.Context, m *checkpoint.Metadata) error {
-		// Reading every state stream back takes as long as writing it did: bound it by
-		// the checkpoint timeout, not by one call's.
-		ctx, cancel := context.WithTimeout(ctx, max(r.x.Config.Checkpointing.Timeout, r.callTimeout()))
-		defer cancel()
-		return checkpoint.Verify(ctx, r.store.Access(), m)
-	}
+	// Reading every state stream back takes as long as writing it did: bound it by the
+	// checkpoint timeout, not by one call's.
+	verify := verifyWithin(r.store.Access(), max(r.x.Config.Checkpointing.Timeout, r.callTimeout()))
 	return latestCheckpoint(ctx, r.store.Access(), list, r.job.Name, r.callTimeout(), verify, r.log)
 }
 

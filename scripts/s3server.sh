@@ -13,7 +13,8 @@
 #   FLOWSTATE_WEED_VERSION  SeaweedFS module version (default below)
 #   FLOWSTATE_WEED_DIR      where the binary is cached
 #                           (default ${XDG_CACHE_HOME:-$HOME/.cache}/flowstate/weed-<version>)
-#   FLOWSTATE_S3_PORT       S3 port (default 8333)
+#   FLOWSTATE_S3_PORT       S3 port (default: a free port picked at start, printed in the
+#                           endpoint URL; never a fixed one that a user's own server may hold)
 #   FLOWSTATE_S3_STATE      directory for the PID, log and data dir (default ${TMPDIR:-/tmp}/flowstate-s3)
 #
 # Credentials are fixed test values: testkey / testsecret12345. The server binds to
@@ -28,17 +29,34 @@ set -euo pipefail
 VERSION="${FLOWSTATE_WEED_VERSION:-v0.0.0-20261109003541-7506e5f91cd6}"
 BIN_DIR="${FLOWSTATE_WEED_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/flowstate/weed-$VERSION}"
 BIN="$BIN_DIR/weed"
-PORT="${FLOWSTATE_S3_PORT:-8333}"
+PORT="${FLOWSTATE_S3_PORT:-}"
 STATE="${FLOWSTATE_S3_STATE:-${TMPDIR:-/tmp}/flowstate-s3}"
 PID_FILE="$STATE/weed.pid"
 DATA_FILE="$STATE/weed.datadir"
 LOG_FILE="$STATE/weed.log"
 ACCESS_KEY=testkey
 SECRET_KEY=testsecret12345
-ENDPOINT="http://127.0.0.1:$PORT"
+ENDPOINT=""
 
 log() { echo "s3server: $*" >&2; }
 die() { log "error: $*"; exit 1; }
+
+# listening reports whether something accepts connections on 127.0.0.1:$1.
+listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# free_port prints a port nothing listens on, nor on the port weed derives from it for
+# gRPC (port + 10000), from 20000 to 49999.
+free_port() {
+	local port i
+	for i in $(seq 1 200); do
+		port=$((20000 + RANDOM % 30000))
+		if ! listening "$port" && ! listening $((port + 10000)); then
+			echo "$port"
+			return 0
+		fi
+	done
+	die "found no free port for the S3 server; set FLOWSTATE_S3_PORT"
+}
 
 cmd_build() {
 	if [[ -x "$BIN" ]]; then
@@ -86,9 +104,12 @@ cmd_start() {
 	if pid="$(running_pid)"; then
 		die "a server is already running (pid $pid from $PID_FILE); run '$0 stop' first"
 	fi
-	if (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null; then
-		die "port 127.0.0.1:$PORT is already in use; set FLOWSTATE_S3_PORT"
+	if [[ -z "$PORT" ]]; then
+		PORT="$(free_port)"
+	elif listening "$PORT"; then
+		die "port 127.0.0.1:$PORT (FLOWSTATE_S3_PORT) is already in use; set another, or unset it for a free one"
 	fi
+	ENDPOINT="http://127.0.0.1:$PORT"
 	local data
 	data="$(mktemp -d "${TMPDIR:-/tmp}/flowstate-s3-data.XXXXXX")"
 	echo "$data" >"$DATA_FILE"

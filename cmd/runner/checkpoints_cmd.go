@@ -22,7 +22,7 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
 			defer stop()
-			s, err := openSession(ctx, g, file)
+			s, err := openOfflineSession(ctx, g, file)
 			if err != nil {
 				return err
 			}

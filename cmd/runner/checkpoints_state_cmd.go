@@ -23,7 +23,7 @@ type storageSession struct {
 
 // openStorage starts and configures the checkpoint storage of the configuration file.
 func openStorage(ctx context.Context, g *globalFlags, file string) (*storageSession, error) {
-	s, err := openSession(ctx, g, file)
+	s, err := openOfflineSession(ctx, g, file)
 	if err != nil {
 		return nil, err
 	}
@@ -63,18 +63,16 @@ func withStorage(g *globalFlags, file string, fn func(ctx context.Context, s *st
 	return fn(ctx, s)
 }
 
-// open opens the checkpoint pointer names; "latest" is the newest completed checkpoint
-// of the configured job.
+// open opens the checkpoint pointer names; "latest" is the checkpoint `run --from latest`
+// restores: the newest intact completed checkpoint of the configured job, each damaged one
+// it skips named in a warning.
 func (s *storageSession) open(ctx context.Context, pointer string) (*stateproc.Checkpoint, error) {
 	if pointer == runtime.FromLatest {
-		list, err := s.access.ListCompletedCheckpoints(ctx)
+		c, err := runtime.LatestCheckpoint(ctx, s.access, s.job, 0, s.log)
 		if err != nil {
-			return nil, fmt.Errorf("list checkpoints of job %q: %w", s.job, err)
+			return nil, fmt.Errorf("latest: job %q: %w", s.job, err)
 		}
-		if len(list) == 0 {
-			return nil, fmt.Errorf("latest: job %q has no completed checkpoint", s.job)
-		}
-		pointer = list[len(list)-1].ExternalPointer
+		pointer = c.Location.ExternalPointer
 	}
 	return stateproc.Open(ctx, s.storage, s.access, pointer)
 }
@@ -101,8 +99,9 @@ func stateCommand(g *globalFlags, use, short, long string, run func(ctx context.
 }
 
 const pointerHelp = `POINTER is a checkpoint or savepoint the configured checkpoint storage resolves (for
-fsstorage a chk-N or savepoint directory, or its _metadata file), or "latest": the newest
-completed checkpoint of the configured job.`
+fsstorage a chk-N or savepoint directory, or its _metadata file), or "latest": the
+checkpoint 'run --from latest' restores, the newest completed checkpoint of the configured
+job whose metadata and state read back intact (a warning names each damaged one skipped).`
 
 // newStateCmds returns the subcommands of `checkpoints` that read and rewrite one
 // checkpoint: inspect, verify, dump and rescale-keys.
@@ -193,6 +192,8 @@ The key is the record key, as a string when it is valid UTF-8 (key_encoding "utf
 base64 (key_encoding "base64"). Values of the built-in codecs (int64, string, JSON) and of
 lists and maps of them are decoded by the state's recorded type (value_encoding
 "decoded"); any other value is base64 (value_encoding "base64"), its type named in "type".
+The operator's state streams are read and their sizes and checksums checked before any
+entry is printed: a damaged checkpoint prints nothing and fails, naming the stream.
 `+pointerHelp,
 		func(ctx context.Context, cmd *cobra.Command, c *stateproc.Checkpoint) error {
 			_, err := c.Dump(ctx, cmd.OutOrStdout(), op, st)

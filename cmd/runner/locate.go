@@ -33,7 +33,7 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	if quiet.logLevel == "info" {
 		quiet.logLevel = "warn"
 	}
-	s, err := openSession(ctx, &quiet, file)
+	s, err := openOfflineSession(ctx, &quiet, file)
 	if err != nil {
 		return jobTarget{}, err
 	}

@@ -22,7 +22,7 @@ both hashes. Run it again after an intended plugin upgrade.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			s, err := openSessionWith(ctx, g, file, false)
+			s, err := openSessionWith(ctx, newOfflineLogger(g), g, file, false)
 			if err != nil {
 				return err
 			}

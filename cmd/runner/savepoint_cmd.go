@@ -47,7 +47,9 @@ func newStopCmd(g *globalFlags) *cobra.Command {
 		Use:   "stop --config FILE [--savepoint | --drain] [--savepoint-path DIR]",
 		Short: "Stop the running job, with a savepoint if asked, or drain it",
 		Long: `Stop the job running with this configuration. With --savepoint the job takes a savepoint
-first and stops once it is complete; the savepoint's pointer is printed as the last line.
+first and stops once it is complete; stop returns once the runner has ended the job and
+closed its control endpoint (so a run started right after is not refused), and prints the
+savepoint's pointer, alone on standard output.
 With --drain (Flink's stop --drain) the sources end their input where they are, every record
 they read is processed and committed, and the job's final checkpoint is a savepoint; the job
 finishes (its runner exits 0), and stop prints the savepoint's pointer as the last line once
@@ -118,8 +120,8 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 	}
 }
 
-// savepoint takes a savepoint of the job (stop: then stops it; drain: drains it first and
-// waits until the job has ended) and prints its pointer as the last line.
+// savepoint takes a savepoint of the job (stop: then stops it, drain: drains it first; with
+// either it waits until the job has ended) and prints its pointer as the last line.
 func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop, drain bool) error {
 	to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 	if err != nil {
@@ -131,11 +133,18 @@ func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, sto
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)
 	}
-	if drain {
+	if stop {
+		// Wait for the runner to end, so that a run started right after (--from the
+		// savepoint) finds the job's lease released and a pinned rest.port free.
 		if err := waitEnded(cmd.Context(), to.addr, stopWait); err != nil {
 			return err
 		}
+	}
+	switch {
+	case drain:
 		fmt.Fprintf(cmd.OutOrStdout(), "job drained: its output is committed and its runner at %s has ended the job and closed its control endpoint; its final savepoint:\n", to.addr)
+	case stop:
+		fmt.Fprintf(cmd.ErrOrStderr(), "job stopped: its runner at %s has ended the job and closed its control endpoint; its savepoint:\n", to.addr)
 	}
 	fmt.Fprintln(cmd.OutOrStdout(), ptr)
 	return nil

@@ -32,15 +32,38 @@ func newLogger(g *globalFlags) hclog.Logger {
 	})
 }
 
-// openSession loads and resolves a configuration file, pinning plugins to the checksums
-// of the lock file beside it. Deprecations and warnings go to the log.
-func openSession(ctx context.Context, g *globalFlags, file string, overrides ...config.Override) (*session, error) {
-	return openSessionWith(ctx, g, file, true, overrides...)
+// pluginStopped is go-plugin's message when a plugin process has ended: at INFO when it
+// exited cleanly, at ERROR (with the exit status) when it did not.
+const pluginStopped = "plugin process exited"
+
+// newOfflineLogger is newLogger for a command that starts plugins only to read or check
+// through them, and stops them at its end: a plugin's clean exit is not news there, and
+// is logged only at --log-level debug or trace. A plugin that exited with an error is
+// logged all the same.
+func newOfflineLogger(g *globalFlags) hclog.Logger {
+	level := hclog.LevelFromString(g.logLevel)
+	opts := &hclog.LoggerOptions{Name: "runner", Level: level, Output: os.Stderr}
+	if level == hclog.NoLevel || level > hclog.Debug {
+		opts.Exclude = func(l hclog.Level, msg string, _ ...any) bool { return l == hclog.Info && msg == pluginStopped }
+	}
+	return hclog.New(opts)
 }
 
-// openSessionWith is openSession; useLock false ignores the lock file (to rewrite it).
-func openSessionWith(ctx context.Context, g *globalFlags, file string, useLock bool, overrides ...config.Override) (*session, error) {
-	log := newLogger(g)
+// openSession loads and resolves a configuration file for a run, pinning plugins to the
+// checksums of the lock file beside it. Deprecations and warnings go to the log.
+func openSession(ctx context.Context, g *globalFlags, file string, overrides ...config.Override) (*session, error) {
+	return openSessionWith(ctx, newLogger(g), g, file, true, overrides...)
+}
+
+// openOfflineSession is openSession for a command that only reads through the plugins
+// (newOfflineLogger).
+func openOfflineSession(ctx context.Context, g *globalFlags, file string) (*session, error) {
+	return openSessionWith(ctx, newOfflineLogger(g), g, file, true)
+}
+
+// openSessionWith is openSession logging to log; useLock false ignores the lock file (to
+// rewrite it).
+func openSessionWith(ctx context.Context, log hclog.Logger, g *globalFlags, file string, useLock bool, overrides ...config.Override) (*session, error) {
 	cfg, opts, err := loadConfig(g, file, useLock, log, overrides...)
 	if err != nil {
 		return nil, err

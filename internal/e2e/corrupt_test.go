@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowstate/flowstate/internal/testbin"
 )
 
 // checkpointsAfterKill runs a word count whose state all goes to files, kills the runner
@@ -88,7 +92,8 @@ func flipByte(t *testing.T, path string, at func(size int) int) {
 // TestFromLatestSkipsDamagedCheckpoints damages the newest checkpoint of a killed run four
 // ways: a bit flipped in its _metadata, its _metadata truncated, a bit flipped in one of
 // its state files, a state file truncated. Each time `--from latest` warns naming the
-// damaged checkpoint, restores the previous one and the job finishes; and `--from` the
+// damaged checkpoint, restores the previous one and the job finishes, and `checkpoints
+// inspect latest` reports that previous one, saying it skipped the damaged one; and `--from` the
 // damaged checkpoint itself fails with an error naming what is wrong, never restoring it.
 func TestFromLatestSkipsDamagedCheckpoints(t *testing.T) {
 	t.Parallel() // long and mostly waiting: it runs beside the other such tests
@@ -124,6 +129,23 @@ func TestFromLatestSkipsDamagedCheckpoints(t *testing.T) {
 			}
 			if out := r.out.String(); !wantError[name].MatchString(out) || !strings.Contains(out, filepath.Base(bad)) {
 				t.Fatalf("--from %s: error does not match %q and name the checkpoint:\n%s", bad, wantError[name], tail(out, 20))
+			}
+
+			// The offline commands resolve latest as the run does: past the damaged one,
+			// saying so.
+			cmd := exec.Command(testbin.Runner(t), "checkpoints", "inspect", "latest", "--json", "--config", s.config, "--plugin-dir", testbin.PluginDir(t))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			stdout, err := cmd.Output()
+			var rep struct {
+				Pointer      string `json:"pointer"`
+				CheckpointID int    `json:"checkpoint_id"`
+			}
+			if err != nil || json.Unmarshal(stdout, &rep) != nil || rep.CheckpointID != chkID(prev) {
+				t.Fatalf("inspect latest: %v, %+v; want checkpoint %d:\n%s\n%s", err, rep, chkID(prev), stdout, stderr.String())
+			}
+			if w := regexp.MustCompile(`skipping a damaged checkpoint; trying the previous one: pointer=(\S+) error="([^\n]*)"`).FindStringSubmatch(stderr.String()); w == nil || w[1] != bad || !wantError[name].MatchString(w[2]) {
+				t.Fatalf("inspect latest does not say it skipped %s and why:\n%s", bad, stderr.String())
 			}
 
 			r = s.run(t, "--from", "latest")

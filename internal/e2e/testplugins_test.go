@@ -79,10 +79,28 @@ func copyFile(src, dst string) error {
 	return out.Close()
 }
 
+// TestMain gives the test process and every runner and plugin it starts a temporary
+// directory and a runtime directory of their own (TMPDIR, XDG_RUNTIME_DIR): the places a
+// runner uses when a configuration names none (leveldb's default localdir, the local leases
+// of a storage without a lease store) are then never those of a user's own runs.
 func TestMain(m *testing.M) {
+	private, err := os.MkdirTemp("", "flowstate-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	for key, sub := range map[string]string{"TMPDIR": "tmp", "XDG_RUNTIME_DIR": "run"} {
+		dir := filepath.Join(private, sub)
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Setenv(key, dir)
+	}
 	code := m.Run()
 	if faultDir != "" {
 		os.RemoveAll(faultDir)
 	}
+	os.RemoveAll(private)
 	os.Exit(code)
 }

@@ -30,6 +30,7 @@ func Migrate(data []byte, file string) (string, error) {
 	var errs errorList
 	leaves := flatten(doc, file, &errs)
 	m := &migration{root: doc.Content[0], c: c}
+	m.backendName = m.migratedBackend(leaves)
 	for _, l := range leaves {
 		info, _ := classify(l.key, nil)
 		m.leaf(l, info, leaves)
@@ -60,6 +61,22 @@ type migration struct {
 	c       *Config
 	remove  []leaf
 	changes int
+	// backendName is the state backend as the migrated file names it ("" when unset).
+	backendName string
+}
+
+// migratedBackend returns the state backend as the migrated file will name it: the plugin
+// of a deprecated key or value, else the value as written, lower case.
+func (m *migration) migratedBackend(all []leaf) string {
+	l := m.keeper(all, KeyStateBackend)
+	if l == nil {
+		return ""
+	}
+	info, _ := classify(l.key, nil)
+	if bv, err := parseBackendName(l.value, info.deprecated); err == nil && (info.deprecated || bv.legacy != nil) {
+		return bv.name
+	}
+	return strings.ToLower(strings.TrimSpace(l.value))
 }
 
 // leaf migrates one key. Of several spellings of one setting the current key is kept (else
@@ -77,6 +94,13 @@ func (m *migration) leaf(l leaf, info keyInfo, all []leaf) {
 		return
 	}
 	if !info.deprecated {
+		// Flink's names of leveldb's options (state.backend.rocksdb.localdir, ...) stay
+		// beside Flink's name of the backend, and follow it when it becomes leveldb.
+		if info.alias && info.scope == scopeBackend && m.backendName == LevelDB && strings.HasPrefix(l.key, backendOptionPrefix+"rocksdb.") {
+			m.insertBefore(l, scalar(info.canonical), copyScalar(l.valNode, fmt.Sprintf("was %s (Flink's name of the option: rocksdb is leveldb here)", l.key)))
+			m.remove = append(m.remove, l)
+			m.changes++
+		}
 		return
 	}
 	why := "deprecated"

@@ -68,6 +68,15 @@ job:
 			"execution.checkpointing.storage: jmstorage # implied by the old state.backend: rocksdb",
 			"state.backend.leveldb.localdir: /ldb # was state.backend.rocksdb.checkpointdir (deprecated: rocksdb is leveldb here)",
 		}, nil},
+		{"rocksdb options follow the backend to leveldb", "state.backend: rocksdb\nstate.backend.rocksdb.localdir: /ldb\nstate.backend.rocksdb.block.cache-size: 16mb\nstate.checkpoints.dir: /ck\n", []string{
+			"state.backend.type: leveldb # was state.backend: rocksdb",
+			"state.backend.leveldb.localdir: /ldb # was state.backend.rocksdb.localdir (Flink's name of the option: rocksdb is leveldb here)",
+			"state.backend.leveldb.block-cache-size: 16mb # was state.backend.rocksdb.block.cache-size (Flink's name of the option: rocksdb is leveldb here)",
+		}, []string{"\nstate.backend.rocksdb."}},
+		{"nested rocksdb options of a leveldb file", "state:\n  backend:\n    type: leveldb\n    rocksdb:\n      localdir: /ldb\n", []string{
+			"state.backend.leveldb.localdir: /ldb # was state.backend.rocksdb.localdir (Flink's name of the option: rocksdb is leveldb here)",
+			"state:\n  backend:\n    type: leveldb\n",
+		}, []string{"rocksdb:"}},
 		{"memory with a path keeps it", "state.backend: jobmanager\nstate.checkpoints.dir: file:///var/ck\n", []string{
 			"execution.checkpointing.storage: jmstorage # implied by the old state.backend: jobmanager",
 			"execution.checkpointing.dir: file:///var/ck # was state.checkpoints.dir (deprecated)",
@@ -105,6 +114,9 @@ func TestMigrateUnchanged(t *testing.T) {
 	in := "# current\nstate.backend.type: leveldb\nexecution:\n  checkpointing:\n    dir: /ck # here\n"
 	out := migrated(t, in)
 	wantEqual(t, "unchanged file", out, in)
+	// Flink's current names of the backend and its options stay together.
+	in = "state.backend.type: rocksdb\nstate.backend.rocksdb.localdir: /ldb\n"
+	wantEqual(t, "Flink's rocksdb file", migrated(t, in), in)
 	if _, err := Migrate([]byte("bogus.key: 1\n"), testFile); err == nil {
 		t.Error("Migrate of a bad file: want Parse's error")
 	}

@@ -37,7 +37,9 @@ type DumpLine struct {
 // those of state stateName unless it is "". It returns the number of lines written. An
 // unknown operator is an error listing the operators, an operator without keyed state one
 // listing those with keyed state, and a state the operator does not declare one listing
-// its states (metadata that records no states is not checked).
+// its states (metadata that records no states is not checked). Every state stream of the
+// operator is read back and checked (sizes and CRC-32C) before anything is written: a
+// damaged one fails Dump, naming it, with nothing written.
 func (c *Checkpoint) Dump(ctx context.Context, w io.Writer, opID, stateName string) (int64, error) {
 	op, err := c.Operator(opID)
 	if err != nil {
@@ -59,6 +61,17 @@ func (c *Checkpoint) Dump(ctx context.Context, w io.Writer, opID, stateName stri
 			names = append(names, s.Name)
 		}
 		return 0, fmt.Errorf("%s: operator %q has no state %q; its states: %s", c, opID, stateName, quoteList(names))
+	}
+	// A stream's checksum is known only once it has been read to its end: check them all
+	// first, so that no entry of a damaged checkpoint is printed.
+	err = c.checkStreams(ctx, op, func(sc StreamCheck) error {
+		if sc.Err != nil {
+			return fmt.Errorf("%s: operator %q subtask %d: state stream %s is damaged, so nothing is printed: %w", c, op.ID, sc.Subtask, sc.Name, sc.Err)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	enc := json.NewEncoder(w)
 	var n int64

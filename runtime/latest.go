@@ -1,0 +1,38 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// LatestCheckpoint returns the checkpoint `runner run --from latest` restores: the newest
+// of job's completed checkpoints in access whose metadata and state read back intact. It
+// logs a warning on log naming each damaged checkpoint it skips, and reads each one within
+// timeout (0: no bound). The offline commands resolve "latest" through it, so that they
+// read the checkpoint a run would restore.
+func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, job string, timeout time.Duration, log hclog.Logger) (*checkpoint.Completed, error) {
+	list, err := access.ListCompletedCheckpoints(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list checkpoints of job %q: %w", job, err)
+	}
+	return latestCheckpoint(ctx, access, list, job, timeout, verifyWithin(access, timeout), log)
+}
+
+// verifyWithin returns a check that a checkpoint's state reads back intact (sizes and
+// CRC-32C of every stream), bounded by timeout (0: no bound).
+func verifyWithin(access sdk.CheckpointStorageAccess, timeout time.Duration) func(context.Context, *checkpoint.Metadata) error {
+	return func(ctx context.Context, m *checkpoint.Metadata) error {
+		if timeout > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, timeout)
+			defer cancel()
+		}
+		return checkpoint.Verify(ctx, access, m)
+	}
+}
