@@ -107,8 +107,8 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	if err := a.Cause(context.Background()); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "now held by") || !strings.Contains(err.Error(), "pid 22") {
 		t.Fatalf("old holder's Cause = %v; want ErrLost naming pid 22", err)
 	}
-	if prev, ok := b.TookOver(); !ok || prev.PID != 11 {
-		t.Fatalf("new holder's TookOver = %+v, %v; want pid 11's record", prev, ok)
+	if prev, dead, ok := b.TookOver(); !ok || prev.PID != 11 || dead != "" {
+		t.Fatalf("new holder's TookOver = %+v, %q, %v; want pid 11's expired record", prev, dead, ok)
 	}
 }
 
@@ -235,12 +235,25 @@ func TestConflictLosesTheLease(t *testing.T) {
 	}
 }
 
-// TestConcurrentTakeover races two contenders for an expired lease, many times: exactly
-// one wins each time and the other is refused, naming the winner.
+// TestConcurrentTakeover races two contenders for an expired lease, and for a live lease
+// of a holder known dead, many times: exactly one wins each time, at the next epoch, and
+// the other is refused, naming the winner.
 func TestConcurrentTakeover(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		t.Run(map[bool]string{false: "expired", true: "dead holder"}[live], func(t *testing.T) { concurrentTakeover(t, live) })
+	}
+}
+
+// concurrentTakeover races two contenders for pid 1's record, 50 times: expired, or live
+// and of a holder known dead.
+func concurrentTakeover(t *testing.T, live bool) {
 	for round := range 50 {
 		s, c := newMemStore(), newFakeClock()
-		stale := Record{Holder: Holder{Job: "wc", Host: "gone", PID: 1, Instance: "dead"}, Epoch: 7, Renewed: c.Now().Add(-ttl), TTLMillis: ttl.Milliseconds(), Seq: 40}
+		renewed := c.Now().Add(-ttl)
+		if live {
+			renewed = c.Now()
+		}
+		stale := Record{Holder: Holder{Job: "wc", Host: "gone", PID: 1, Instance: "dead"}, Epoch: 7, Renewed: renewed, TTLMillis: ttl.Milliseconds(), Seq: 40}
 		if _, err := s.WriteLease(context.Background(), stale.encode(), ""); err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +265,7 @@ func TestConcurrentTakeover(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				leases[i], errs[i] = Acquire(context.Background(), s, holder("wc", 100+i), Options{TTL: ttl, Where: "w", Clock: c})
+				leases[i], errs[i] = Acquire(context.Background(), s, holder("wc", 100+i), Options{TTL: ttl, Where: "w", Clock: c, dead: deadPIDs(1)})
 			}()
 		}
 		close(start)
