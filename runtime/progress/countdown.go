@@ -30,7 +30,7 @@ func Countdown(ctx context.Context, opts Options, d time.Duration) error {
 	start := time.Now()
 	line := func() (string, time.Duration) {
 		left := max(d-time.Since(start), 0)
-		return fmt.Sprintf("%s: %s left of %s", opts.Title, left.Round(time.Second), d.Round(time.Second)), left
+		return fmt.Sprintf("%s: %s left of %s", opts.Title, ceilSecond(left), ceilSecond(d)), left
 	}
 	var bar *progressbar.ProgressBar
 	if opts.Mode == Bar || (opts.Mode == Auto && isTerminal(out)) {
@@ -47,7 +47,7 @@ func Countdown(ctx context.Context, opts Options, d time.Duration) error {
 	show := func() {
 		text, left := line()
 		if bar == nil {
-			log.Info(text, "left", left.Round(time.Millisecond))
+			log.Info(text, "left", left.Round(time.Millisecond).String())
 			return
 		}
 		bar.Describe(text)
@@ -83,4 +83,9 @@ func endBar(bar *progressbar.ProgressBar, out io.Writer, completed bool) {
 		bar.Exit()
 		fmt.Fprintln(out)
 	}
+}
+
+// ceilSecond rounds d up to a whole second, as a countdown shows it.
+func ceilSecond(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
 }
