@@ -72,11 +72,12 @@ type plugins struct {
 }
 
 // Run executes job. from is "" for a fresh start, FromLatest, FromLatestIfAny, or a
-// checkpoint or savepoint pointer the storage resolves. Mistakes that restarting cannot fix (a missing input, an
-// unwritable output, an incompatible checkpoint) fail at once; other failures go through
-// the restart strategy, each attempt restoring what recovery decides. The run holds the
-// job's leases (ownership.go) throughout; losing one stops it before it commits anything
-// more. It sets the process's GC headroom (SetGCHeadroom) from the configuration.
+// checkpoint or savepoint pointer the storage resolves. Mistakes that restarting cannot
+// fix (a missing input, an unwritable output, an incompatible checkpoint) fail at once;
+// other failures go through the restart strategy, each attempt restoring what recovery
+// decides. The run holds the job's leases (ownership.go) throughout; losing one stops it
+// before it commits anything more; a job another runner holds fails at once, or with
+// WaitForLease is waited for. It sets the process's GC headroom (SetGCHeadroom) from the configuration.
 func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err error) {
 	if x.Logger == nil {
 		x.Logger = hclog.NewNullLogger()
