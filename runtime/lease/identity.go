@@ -45,8 +45,10 @@ func judge(me identity, h Holder, renewed time.Time, look func(pid int) (proc, e
 	switch {
 	case me.host == "" || h.Host != me.host:
 		return false, fmt.Sprintf("it runs on %s, not on this machine (%s), so only its lease's expiry tells it ended", h.Host, me.host)
-	case h.Boot == "" || me.boot == "" || h.PIDNamespace == "" || me.pidNS == "":
+	case me.boot == "" || me.pidNS == "":
 		return false, "this system does not tell whether it is alive"
+	case h.Boot == "" || h.PIDNamespace == "":
+		return false, "its record does not say enough to tell whether it is alive (a runner of an earlier version wrote it)"
 	case h.Boot != me.boot:
 		if h.Machine != "" && h.Machine == me.machine && renewed.Before(me.booted) {
 			return true, fmt.Sprintf("its machine rebooted since its last renewal (boot id %s then, %s now)", h.Boot, me.boot)

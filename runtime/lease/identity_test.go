@@ -44,7 +44,7 @@ func TestJudge(t *testing.T) {
 		{"pid not checkable", with(func(h *Holder) { h.PID = 11 }), after, me, false, "pid 11 could not be checked"},
 		{"other host", with(func(h *Holder) { h.Host = "host-b"; h.PID = 10 }), after, me, false, "it runs on host-b, not on this machine (host-a)"},
 		{"other pid namespace", with(func(h *Holder) { h.PIDNamespace = "pid:[2]"; h.PID = 10 }), after, me, false, "another pid namespace"},
-		{"record without identity", with(func(h *Holder) { h.Boot, h.PIDNamespace, h.Start = "", "", 0; h.PID = 10 }), after, me, false, "this system does not tell"},
+		{"record without identity", with(func(h *Holder) { h.Boot, h.PIDNamespace, h.Start = "", "", 0; h.PID = 10 }), after, me, false, "its record does not say enough"},
 		{"this system without identity", with(func(h *Holder) { h.PID = 10 }), after, identity{host: "host-a"}, false, "this system does not tell"},
 		{"rebooted", with(func(h *Holder) { h.Boot = "boot-0" }), before, me, true, "its machine rebooted since its last renewal (boot id boot-0 then, boot-1 now)"},
 		{"other boot, renewed after this boot", with(func(h *Holder) { h.Boot = "boot-0" }), after, me, false, "it may run on another machine named host-a"},
