@@ -35,6 +35,16 @@ func waitWrite(t *testing.T, s *memStore) {
 	}
 }
 
+// waitLost waits until l is lost, and fails the test with why if it is not within a minute.
+func waitLost(t *testing.T, l *Lease, why string) {
+	t.Helper()
+	select {
+	case <-l.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal(why)
+	}
+}
+
 // waitArmed waits until the renewal loop has set its timer.
 func waitArmed(t *testing.T, c *fakeClock) {
 	t.Helper()
@@ -193,11 +203,7 @@ func TestFrozenHolderTakenOver(t *testing.T) {
 	defer other.Release(context.Background())
 	waitWrite(t, s)
 	c.Thaw()
-	select {
-	case <-l.Lost():
-	case <-time.After(time.Minute):
-		t.Fatal("the woken holder's lease was not lost to the new holder")
-	}
+	waitLost(t, l, "the woken holder's lease was not lost to the new holder")
 	if err := l.Check(); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "pid 22") {
 		t.Fatalf("Check = %v; want ErrLost naming pid 22", err)
 	}
@@ -221,11 +227,7 @@ func TestConflictLosesTheLease(t *testing.T) {
 	}
 	waitWrite(t, s)
 	c.Advance(RenewEvery(ttl))
-	select {
-	case <-l.Lost():
-	case <-time.After(time.Minute):
-		t.Fatal("the lease was not lost after a conflicting renewal")
-	}
+	waitLost(t, l, "the lease was not lost after a conflicting renewal")
 	err := l.Check()
 	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "pid 22 on host-b") || !strings.Contains(err.Error(), "10.0.0.2:4200") {
 		t.Fatalf("Check = %v; want ErrLost naming pid 22 on host-b and its control endpoint", err)

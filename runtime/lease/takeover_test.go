@@ -46,11 +46,7 @@ func TestDeadHolderIsTakenOverAtOnce(t *testing.T) {
 	}
 	c.Thaw()
 	c.Advance(RenewEvery(ttl)) // the old holder's renewal finds pid 22's record
-	select {
-	case <-a.Lost():
-	case <-time.After(time.Minute):
-		t.Fatal("the old holder did not lose its lease to the takeover")
-	}
+	waitLost(t, a, "the old holder did not lose its lease to the takeover")
 	if err := a.Check(); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "epoch 2") {
 		t.Fatalf("old holder's Check = %v; want ErrLost naming epoch 2", err)
 	}
