@@ -342,8 +342,9 @@ func TestLostAnswers(t *testing.T) {
 }
 
 // TestFailingRenewals: renewals that fail keep being retried; the lease stays valid until
-// its validity runs out, then it lapses (without being lost: nobody took it over), and the
-// first renewal that goes through again makes it valid.
+// its validity runs out, then it lapses (without being lost: nobody took it over) and is
+// retried every tenth of the timeout still (not at once, over and over), and the first
+// renewal that goes through again makes it valid.
 func TestFailingRenewals(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
@@ -369,6 +370,13 @@ func TestFailingRenewals(t *testing.T) {
 	case <-l.Lost():
 		t.Fatal("failed renewals lost the lease; it only lapsed")
 	default:
+	}
+	for range 3 { // lapsed: a retry every tenth of the timeout
+		if next, ok := c.nextTimer(); !ok || next != ttl/10 {
+			t.Fatalf("the lapsed lease's next renewal is due in %s (pending: %v); want %s", next, ok, ttl/10)
+		}
+		c.Advance(ttl / 10)
+		waitArmed(t, c)
 	}
 	s.mu.Lock()
 	s.failWrites = 0
