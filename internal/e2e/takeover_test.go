@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -72,10 +73,14 @@ func TestSupervisedRestartsAfterKills(t *testing.T) {
 	s.check(t, r.out.String())
 }
 
+// countdownLine is a line of the countdown of a runner waiting for a lease to expire.
+var countdownLine = regexp.MustCompile(`lease of checkpoint storage [^\n]* expires \(job\.lease\.timeout 8s\): \d+s left of \d+s`)
+
 // TestWaitOutsAnotherHostsLease: the job's lease in its checkpoint storage is held by a
 // runner of another host (a record written as such a runner writes it, renewed just now,
-// with a lease timeout of 3 s). `run --wait` says it waits, counts down, takes the job over
-// once that lease expired (not before), and runs it to an exact end.
+// with a lease timeout of 8 s, long enough that the runner starts well inside it). `run
+// --wait` says it waits, counts down, takes the job over once that lease expired (not
+// before), and runs it to an exact end.
 func TestWaitOutsAnotherHostsLease(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 0, nil)
 	path := filepath.Join(s.dir, "checkpoints", "wc", "_lease")
@@ -84,7 +89,7 @@ func TestWaitOutsAnotherHostsLease(t *testing.T) {
 	}
 	rec := lease.Record{
 		Holder: lease.Holder{Job: "wc", Host: "another-host", PID: 4242, Since: time.Now(), Instance: "elsewhere"},
-		Epoch:  3, Renewed: time.Now(), TTLMillis: 3000, Seq: 9,
+		Epoch:  3, Renewed: time.Now(), TTLMillis: 8000, Seq: 9,
 	}
 	data, err := json.Marshal(rec)
 	if err != nil {
@@ -105,12 +110,14 @@ func TestWaitOutsAnotherHostsLease(t *testing.T) {
 	for _, want := range []string{
 		"waiting for its lease to expire, then taking it over",
 		"it runs on another-host, not on this machine",
-		"expires (job.lease.timeout 3s): ", "left of 3s",
 		"took over a lease whose holder stopped renewing it", "pid 4242 on another-host",
 	} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("the waiting runner does not say %q:\n%s", want, tail(out, 30))
 		}
+	}
+	if !countdownLine.MatchString(out) {
+		t.Fatalf("the waiting runner shows no countdown:\n%s", tail(out, 30))
 	}
 	if err := r.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, tail(r.out.String(), 30))
