@@ -60,7 +60,7 @@ func TestSupervisedRestartsAfterKills(t *testing.T) {
 			t.Fatalf("restart %d does not name the dead pid %d:\n%s", kill, dead, tail(out, 30))
 		}
 		waitFor(t, r, "restoring from the latest checkpoint", time.Minute)
-		t.Logf("restart %d held the job %s after it started", kill, took.Round(time.Millisecond))
+		t.Logf("restart %d held the job %s after it started, %s into the loop", kill, took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	}
 	if err := r.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("the last runner: %v\n%s", err, tail(r.out.String(), 30))
