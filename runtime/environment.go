@@ -204,7 +204,7 @@ func (e *Environment) Host() *pluginhost.Host {
 // endpoint (savepoint, stop, status, metrics, checkpoint statistics, web page), its leases,
 // the restart strategy, and a bounded end once ctx is cancelled. from "" starts fresh (or
 // from execution.state-recovery.path), FromLatest resumes from the newest completed
-// checkpoint, anything else is a checkpoint or savepoint pointer. `runner status`,
+// checkpoint (FromLatestIfAny too, and starts fresh when there is none), anything else is a checkpoint or savepoint pointer. `runner status`,
 // `runner savepoint` and `runner stop` reach it with --config of its configuration file
 // and --job of its name.
 func (e *Environment) Execute(ctx context.Context, job *dataflow.Job, from string) error {

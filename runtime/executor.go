@@ -27,6 +27,11 @@ import (
 // FromLatest is the --from value that resumes from the newest completed checkpoint.
 const FromLatest = "latest"
 
+// FromLatestIfAny is the --from value that resumes from the newest completed checkpoint
+// when the job has one, and starts fresh when its storage holds none: the one command a
+// supervisor runs for the first start and every restart after a crash.
+const FromLatestIfAny = "latest-if-any"
+
 // Executor runs jobs with the plugins a resolved configuration names.
 type Executor struct {
 	// Config is the resolved configuration (config.Resolve has run).
@@ -50,6 +55,13 @@ type Executor struct {
 	// Monitor, if set, receives the run's events: its plugins, attempts, restarts,
 	// restores and checkpoints (what the control endpoint shows).
 	Monitor *monitor.Monitor
+	// WaitForLease makes a run whose job another runner holds wait, with a countdown,
+	// until that runner's lease expires, and then take the job over; without it such a
+	// run fails at once with a *lease.HeldError.
+	WaitForLease bool
+	// OnOwned, if set, is called once the run holds its job's leases and has found what it
+	// restores, before its first attempt; a run refused or failed before never calls it.
+	OnOwned func()
 
 	owner *ownership // the leases of the running job (ownership.go); one Run at a time
 }
@@ -59,12 +71,13 @@ type plugins struct {
 	backend, storage *pluginhost.Instance
 }
 
-// Run executes job. from is "" for a fresh start, FromLatest, or a checkpoint or savepoint
-// pointer the storage resolves. Mistakes that restarting cannot fix (a missing input, an
-// unwritable output, an incompatible checkpoint) fail at once; other failures go through
-// the restart strategy, each attempt restoring what recovery decides. The run holds the
-// job's leases (ownership.go) throughout; losing one stops it before it commits anything
-// more. It sets the process's GC headroom (SetGCHeadroom) from the configuration.
+// Run executes job. from is "" for a fresh start, FromLatest, FromLatestIfAny, or a
+// checkpoint or savepoint pointer the storage resolves. Mistakes that restarting cannot
+// fix (a missing input, an unwritable output, an incompatible checkpoint) fail at once;
+// other failures go through the restart strategy, each attempt restoring what recovery
+// decides. The run holds the job's leases (ownership.go) throughout; losing one stops it
+// before it commits anything more; a job another runner holds fails at once, or with
+// WaitForLease is waited for. It sets the process's GC headroom (SetGCHeadroom) from the configuration.
 func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err error) {
 	if x.Logger == nil {
 		x.Logger = hclog.NewNullLogger()
@@ -104,9 +117,17 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 		if err == nil {
 			break
 		}
+		if waited, werr := x.waitOut(ctx, err); werr != nil {
+			return werr
+		} else if waited {
+			continue
+		}
 		if err := x.backOff(ctx, policy, job, err); err != nil {
 			return err
 		}
+	}
+	if x.OnOwned != nil {
+		x.OnOwned()
 	}
 	defer x.disposeOnCancel(ctx, rec.store)
 	x.Monitor.JobStarted(x.jobInfo(job, rec.pl))

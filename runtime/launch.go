@@ -40,7 +40,8 @@ type Launch struct {
 	Host   *pluginhost.Host
 	// Logger receives the run's log; nil discards it.
 	Logger hclog.Logger
-	// From is "" (fresh, or execution.state-recovery.path), FromLatest or a pointer.
+	// From is "" (fresh, or execution.state-recovery.path), FromLatest, FromLatestIfAny
+	// or a pointer.
 	From string
 	// AllowNonRestoredState lets a restore drop the state of operators the job lacks.
 	AllowNonRestoredState bool
@@ -48,8 +49,13 @@ type Launch struct {
 	Stats *dataflow.RunStats
 	// OnCheckpoint, if set, is called after every completed checkpoint.
 	OnCheckpoint func(c *checkpoint.Completed)
-	// OnListening, if set, is called with the control endpoint's address once it listens.
+	// OnListening, if set, is called with the control endpoint's address once the run
+	// holds its job's leases (Executor.OnOwned): a run another runner's lease refuses
+	// never calls it, though its endpoint listened.
 	OnListening func(addr string)
+	// WaitForLease makes a run whose job another runner holds wait until that runner's
+	// lease expires, then take it over (Executor.WaitForLease).
+	WaitForLease bool
 }
 
 // Run runs job until it ends. Cancelling ctx suspends the job (its checkpoints stay, for
@@ -72,15 +78,17 @@ func (l *Launch) Run(ctx context.Context, job *dataflow.Job) error {
 		return err
 	}
 	defer srv.Close()
-	log.Info("control endpoint listening", "address", srv.Addr(), "job", job.Name)
-	if l.OnListening != nil {
-		l.OnListening(srv.Addr())
-	}
 	go m.Run(jobCtx)
 	x := &Executor{
 		Config: l.Config, Host: l.Host, Logger: log, Stats: l.Stats, OnCheckpoint: l.OnCheckpoint,
 		AllowNonRestoredState: l.AllowNonRestoredState, Savepoints: srv.Savepoints(),
-		ControlAddress: srv.Addr(), Monitor: m,
+		ControlAddress: srv.Addr(), Monitor: m, WaitForLease: l.WaitForLease,
+		OnOwned: func() { // named only once the run owns the job: a refused run's endpoint is closed at once
+			log.Info("control endpoint listening", "address", srv.Addr(), "job", job.Name)
+			if l.OnListening != nil {
+				l.OnListening(srv.Addr())
+			}
+		},
 	}
 	return l.bounded(jobCtx, log, func(ctx context.Context) error { return x.Run(ctx, job, l.From) })
 }

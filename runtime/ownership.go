@@ -18,6 +18,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/lease"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/progress"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/filelease"
 )
@@ -55,10 +56,6 @@ type ownership struct {
 // lost, and done, which releases the leases and, when one was lost, replaces *err with
 // that loss.
 func (x *Executor) own(ctx context.Context, job *dataflow.Job) (context.Context, func(err *error), error) {
-	host, err := os.Hostname()
-	if err != nil {
-		host = "unknown-host"
-	}
 	ttl := x.Config.Job.LeaseTimeout
 	if ttl <= 0 {
 		ttl = config.DefaultLeaseTimeout
@@ -66,23 +63,49 @@ func (x *Executor) own(ctx context.Context, job *dataflow.Job) (context.Context,
 	ctx, cancel := context.WithCancelCause(ctx)
 	o := &ownership{
 		job:    job.Name,
-		holder: lease.Holder{Job: job.Name, Host: host, PID: os.Getpid(), Control: x.ControlAddress},
-		opts:   lease.Options{TTL: ttl, Logger: x.Logger},
+		holder: lease.Self(job.Name, x.ControlAddress),
+		opts:   lease.Options{TTL: ttl, Logger: x.Logger, TimeoutKey: config.KeyLeaseTimeout},
 		log:    x.Logger,
 		cancel: cancel,
 		stop:   make(chan struct{}),
 	}
 	if dir := job.OutputDir(); dir != "" {
-		l, err := o.acquire(ctx, filelease.New(filepath.Join(dir, OutputLeaseFile)), "output directory "+dir)
-		if err != nil {
-			cancel(nil)
-			return nil, nil, err
+		for {
+			l, err := o.acquire(ctx, filelease.New(filepath.Join(dir, OutputLeaseFile)), "output directory "+dir)
+			if err == nil {
+				o.output = l
+				break
+			}
+			if waited, werr := x.waitOut(ctx, err); !waited || werr != nil {
+				cancel(nil)
+				return nil, nil, cmp.Or(werr, err)
+			}
 		}
-		o.output = l
 	}
 	x.owner = o
 	return ctx, func(err *error) { *err = o.done(*err); x.owner = nil }, nil
 }
+
+// waitOut waits until the lease that refused a run (err, a *lease.HeldError) expires, with
+// a countdown, when the executor waits for leases (WaitForLease); then the caller tries
+// again. It reports whether it waited; its error is ctx's, if ctx ended first.
+func (x *Executor) waitOut(ctx context.Context, err error) (bool, error) {
+	var held *lease.HeldError
+	if !x.WaitForLease || !errors.As(err, &held) {
+		return false, nil
+	}
+	left := max(held.Left(), 0) + leaseWaitMargin
+	x.Logger.Warn("the job is held by another runner: waiting for its lease to expire, then taking it over",
+		"lease", held.Where, "holder", held.Record.Holder.String(), "expires-in", left.Round(time.Millisecond), "why", held.Alive)
+	title := fmt.Sprintf("lease of %s expires (%s %s)", held.Where, config.KeyLeaseTimeout, held.Record.TTL())
+	if err := progress.Countdown(ctx, progress.Options{Title: title, Logger: x.Logger}, left); err != nil {
+		return true, fmt.Errorf("waiting for the lease of %s to expire: %w", held.Where, err)
+	}
+	return true, nil
+}
+
+// leaseWaitMargin is waited past a lease's expiry, so that the next look finds it expired.
+const leaseWaitMargin = 10 * time.Millisecond
 
 // acquire takes one lease and watches it.
 func (o *ownership) acquire(ctx context.Context, store sdk.LeaseStore, where string) (*lease.Lease, error) {
@@ -93,7 +116,10 @@ func (o *ownership) acquire(ctx context.Context, store sdk.LeaseStore, where str
 		return nil, err
 	}
 	r := l.Record()
-	if prev, ok := l.TookOver(); ok {
+	if prev, dead, ok := l.TookOver(); ok && dead != "" {
+		o.log.Warn("took over a lease at once: its holder has ended on this machine", "lease", where, "epoch", r.Epoch,
+			"previous", prev.Holder.String(), "why", dead, "expires", prev.Expires().Format(time.RFC3339Nano))
+	} else if ok {
 		o.log.Warn("took over a lease whose holder stopped renewing it", "lease", where, "epoch", r.Epoch,
 			"previous", prev.Holder.String(), "expired", prev.Expires().Format(time.RFC3339Nano))
 	} else {

@@ -57,7 +57,8 @@ func (r *recovery) call(ctx context.Context, f func(ctx context.Context) error) 
 }
 
 // start opens the job's storage access and store and finds the checkpoint the run's first
-// attempt restores: none for from "", the newest intact one of the job for FromLatest, or
+// attempt restores: none for from "", the newest intact one of the job for FromLatest (and
+// for FromLatestIfAny, unless the job has no completed checkpoint: then none), or
 // the checkpoint or savepoint a pointer resolves to. It registers it (and, for FromLatest,
 // the job's earlier checkpoints) with the store, checks it against the job and rewinds the
 // output to it. A failed start may be tried again.
@@ -79,6 +80,12 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 	for _, c := range existing {
 		r.store.ObserveID(c.CheckpointID)
 		r.floor = max(r.floor, c.CheckpointID)
+	}
+	if from == FromLatestIfAny {
+		if from = FromLatest; len(existing) == 0 {
+			r.log.Info("--from latest-if-any: the job has no completed checkpoint yet: starting fresh", "job", r.job.Name)
+			from = ""
+		}
 	}
 	var restore *checkpoint.Completed
 	switch from {

@@ -14,18 +14,21 @@ import (
 	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
+	"github.com/flowstate/flowstate/runtime/lease"
 )
 
 func newRunCmd(g *globalFlags) *cobra.Command {
 	var file, from string
-	var allowNonRestored bool
+	var allowNonRestored, wait bool
 	var ov overrideFlags
 	cmd := &cobra.Command{
-		Use:   "run --config FILE [--from latest|POINTER] [--allow-non-restored-state] [-D key=value]... [-p N]",
+		Use:   "run --config FILE [--from latest|latest-if-any|POINTER] [--wait] [--allow-non-restored-state] [-D key=value]... [-p N]",
 		Short: "Run the job the configuration file describes",
 		Long: `Run the job of the configuration file's job section with the configured state backend
 and checkpoint storage. Without --from the job starts fresh; --from latest resumes from the
-newest completed checkpoint of the job (by job.name) in the configured storage; --from POINTER
+newest completed checkpoint of the job (by job.name) in the configured storage, and --from
+latest-if-any does the same but starts fresh while the job has no completed checkpoint (the
+form a supervisor restarts the runner with); --from POINTER
 resumes from a checkpoint or savepoint the storage resolves (for fsstorage a chk-N or savepoint
 directory, or its _metadata file). Without --from, execution.state-recovery.path decides.
 A restore checks the checkpoint against the job (job type, operator types, state types, max
@@ -33,7 +36,11 @@ parallelism) and refuses a mismatch; state of operators the job no longer has is
 unless --allow-non-restored-state drops it. Output committed after the restored checkpoint is
 moved aside into a _moved-aside-* directory of the output.
 -D key=value sets a configuration key over the file (repeatable), and -p N the job's
-parallelism, as Flink's CLI does; both are logged.`,
+parallelism, as Flink's CLI does; both are logged.
+A job another runner holds is refused, unless that runner has ended on this machine (its pid
+is gone or another process's): then its lease is taken over at once. --wait waits for the
+holder's lease to expire (job.lease.timeout after its last renewal), with a countdown, and
+then takes the job over.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signalContext()
@@ -60,8 +67,8 @@ parallelism, as Flink's CLI does; both are logged.`,
 			var last *checkpoint.Completed
 			stats := &dataflow.RunStats{}
 			l := &runtime.Launch{Config: cfg, Host: s.host, Logger: s.log, From: from, Stats: stats,
-				AllowNonRestoredState: allowNonRestored,
-				OnCheckpoint:          func(c *checkpoint.Completed) { last = c },
+				AllowNonRestoredState: allowNonRestored, WaitForLease: wait,
+				OnCheckpoint: func(c *checkpoint.Completed) { last = c },
 				OnListening: func(addr string) {
 					fmt.Fprintf(out, "control endpoint and web page: http://%s/\n", addr)
 				}}
@@ -76,6 +83,9 @@ parallelism, as Flink's CLI does; both are logged.`,
 				if errors.Is(err, runtime.ErrJobCancelled) || errors.Is(err, context.Canceled) {
 					fmt.Fprintln(out, "job cancelled")
 					return nil
+				}
+				if errors.As(err, new(*lease.HeldError)) {
+					return fmt.Errorf("%w; run with --wait to wait for its lease to expire and take the job over", err)
 				}
 				return err
 			}
@@ -94,7 +104,8 @@ parallelism, as Flink's CLI does; both are logged.`,
 		},
 	}
 	cmd.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
-	cmd.Flags().StringVar(&from, "from", "", `resume from "latest" or a checkpoint/savepoint pointer`)
+	cmd.Flags().StringVar(&from, "from", "", `resume from "latest", "latest-if-any" (latest, or fresh while there is no checkpoint) or a checkpoint/savepoint pointer`)
+	cmd.Flags().BoolVar(&wait, "wait", false, "when another runner holds the job, wait for its lease to expire (with a countdown) and take the job over")
 	cmd.Flags().BoolVarP(&allowNonRestored, "allow-non-restored-state", "n", false, "restore even if the checkpoint holds state of operators the job no longer has (that state is dropped)")
 	ov.register(cmd, true)
 	return cmd

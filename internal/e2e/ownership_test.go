@@ -32,7 +32,9 @@ func controlAddress(t *testing.T, r *runner) string {
 
 // TestTwoRunnersOfOneJob starts two runners of one configuration at once: exactly one
 // runs the job; the other exits with an error naming the holder's pid and control
-// endpoint, and the committed output is exactly the input's counts.
+// endpoint, job.lease.timeout, that the holder is alive on this machine and --wait, and
+// prints no control endpoint of its own; the committed output is exactly the input's
+// counts.
 func TestTwoRunnersOfOneJob(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, nil)
 	rs := []*runner{s.run(t), s.run(t)}
@@ -53,9 +55,16 @@ func TestTwoRunnersOfOneJob(t *testing.T) {
 		t.Fatalf("the second runner exited 0:\n%s", tail(loser.out.String(), 20))
 	}
 	addr := controlAddress(t, winner)
-	for _, want := range []string{"is held by", `job "wc"`, "pid " + strconv.Itoa(winner.cmd.Process.Pid), "control endpoint " + addr} {
+	pid := strconv.Itoa(winner.cmd.Process.Pid)
+	for _, want := range []string{"is held by", `job "wc"`, "pid " + pid, "control endpoint " + addr,
+		"(job.lease.timeout " + leaseTimeout + " of the holder); pid " + pid + " is alive on this machine", "run with --wait"} {
 		if !strings.Contains(loser.out.String(), want) {
 			t.Fatalf("the refusal does not say %q:\n%s", want, tail(loser.out.String(), 10))
+		}
+	}
+	for _, own := range []string{"control endpoint and web page:", "control endpoint listening"} {
+		if strings.Contains(loser.out.String(), own) {
+			t.Fatalf("the refused runner printed its own control endpoint (%q):\n%s", own, tail(loser.out.String(), 10))
 		}
 	}
 	t.Logf("the second runner: %s", lastLine(loser.out.String()))
@@ -97,8 +106,9 @@ func TestAnotherJobOnTheSameOutputIsRefused(t *testing.T) {
 }
 
 // TestTakeoverAfterKill kills a runner with SIGKILL once a checkpoint completed; `run
-// --from latest` takes the job over once the dead runner's lease expired, says whose
-// lease it took, and the output is exact.
+// --from latest` takes the job over at once, without waiting for the dead runner's lease
+// to expire (its pid is gone), says whose leases it took and why, and the output is
+// exact.
 func TestTakeoverAfterKill(t *testing.T) {
 	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, nil)
@@ -108,13 +118,16 @@ func TestTakeoverAfterKill(t *testing.T) {
 	a.cmd.Process.Kill()
 	<-a.done
 	waitGone(t, plugins, 5*time.Second)
-	b := s.runWhenFree(t, "--from", "latest")
+	b := s.run(t, "--from", "latest")
+	if !b.owns(t) {
+		t.Fatalf("the runner started after the kill did not take the job at once:\n%s", tail(b.out.String(), 30))
+	}
+	took := regexp.MustCompile(tookOverAtOnce + `: lease="checkpoint storage[^\n]*pid ` + strconv.Itoa(a.cmd.Process.Pid) + `[^\n]*why="pid \d+ is gone"`)
+	if !took.MatchString(b.out.String()) {
+		t.Fatalf("the new runner does not say it took over dead pid %d's lease at once:\n%s", a.cmd.Process.Pid, tail(b.out.String(), 40))
+	}
 	if err := b.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("the runner that took over: %v\n%s", err, tail(b.out.String(), 30))
-	}
-	took := regexp.MustCompile(`took over a lease whose holder stopped renewing it[^\n]*pid ` + strconv.Itoa(a.cmd.Process.Pid))
-	if !took.MatchString(b.out.String()) {
-		t.Fatalf("the new runner does not say it took over pid %d's lease:\n%s", a.cmd.Process.Pid, tail(b.out.String(), 40))
 	}
 	s.check(t, b.out.String())
 }

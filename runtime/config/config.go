@@ -116,7 +116,7 @@ type Checkpointing struct {
 // Recovery holds the execution.state-recovery.* settings.
 type Recovery struct {
 	// Path is the checkpoint or savepoint to start from when runner run has no --from:
-	// "latest" or a pointer; "" starts fresh.
+	// "latest", "latest-if-any" or a pointer; "" starts fresh.
 	Path string
 	// ClaimMode is ClaimNo (default), Claim or ClaimLegacy. It applies to a restore from a
 	// pointer; --from latest resumes the job's own checkpoints and always owns them.

@@ -310,6 +310,8 @@ func restoreText(r Recovery) string {
 		b.WriteString("A run starts fresh unless given --from.")
 	case "latest":
 		b.WriteString("A run without --from resumes from the newest completed checkpoint of the job (" + KeyRecoveryPath + ": latest).")
+	case "latest-if-any":
+		b.WriteString("A run without --from resumes from the newest completed checkpoint of the job, and starts fresh while the job has none (" + KeyRecoveryPath + ": latest-if-any).")
 	default:
 		b.WriteString("A run without --from restores " + r.Path + " (" + KeyRecoveryPath + ").")
 	}

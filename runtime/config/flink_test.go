@@ -293,6 +293,7 @@ execution.checkpointing.externalized-checkpoint-retention: retain_on_cancellatio
 func TestStateRecoveryKeys(t *testing.T) {
 	for in, want := range map[string]Recovery{
 		"execution.state-recovery.path: latest\n":                                        {Path: "latest", ClaimMode: ClaimNo},
+		"execution.state-recovery.path: Latest-If-Any\n":                                 {Path: "latest-if-any", ClaimMode: ClaimNo},
 		"execution.state-recovery.path: sp/savepoint-1\n":                                {Path: "/etc/flowstate/sp/savepoint-1", ClaimMode: ClaimNo},
 		"execution.savepoint.path: s3://b/sp\nexecution.savepoint-restore-mode: claim\n": {Path: "s3://b/sp", ClaimMode: Claim},
 		"execution.state-recovery.path: jm:wc/chk-3\n":                                   {Path: "jm:wc/chk-3", ClaimMode: ClaimNo},
@@ -305,6 +306,8 @@ func TestStateRecoveryKeys(t *testing.T) {
 	wantContains(t, parseErr(t, "execution.state-recovery.claim-mode: MINE\n"), "want NO_CLAIM, CLAIM or LEGACY")
 	e := Explain(mustResolve(t, "execution.state-recovery.path: latest\nexecution.state-recovery.claim-mode: CLAIM\n"))
 	wantContains(t, e.Restore, "resumes from the newest completed checkpoint", "claimed (CLAIM)", "--from latest resumes the job's own checkpoints")
+	e = Explain(mustResolve(t, "execution.state-recovery.path: latest-if-any\n"))
+	wantContains(t, e.Restore, "starts fresh while the job has none (execution.state-recovery.path: latest-if-any)")
 }
 
 // TestRestartKeys: the three strategies with Flink's keys, aliases, bounds and defaults.

@@ -169,12 +169,15 @@ func parseEnum(s string, values []string) (string, error) {
 	return "", fmt.Errorf("want %s or %s", strings.Join(values[:len(values)-1], ", "), values[len(values)-1])
 }
 
-// resolvePointer parses a checkpoint or savepoint pointer: "latest", a URI or storage
-// pointer with a scheme (s3://..., jm:job/chk-3), or a path, resolved against base.
+// resolvePointer parses a checkpoint or savepoint pointer: "latest", "latest-if-any", a
+// URI or storage pointer with a scheme (s3://..., jm:job/chk-3), or a path, resolved
+// against base.
 func resolvePointer(s, base string) (string, error) {
 	v := strings.TrimSpace(s)
-	if strings.EqualFold(v, "latest") {
-		return "latest", nil
+	for _, word := range []string{"latest", "latest-if-any"} {
+		if strings.EqualFold(v, word) {
+			return word, nil
+		}
 	}
 	if i := strings.Index(v, ":"); i > 1 && pointerSchemeRE.MatchString(v[:i]) {
 		if hasScheme(v) {

@@ -146,6 +146,21 @@ func (c *fakeClock) After(d time.Duration) <-chan time.Time {
 	return t.ch
 }
 
+// nextTimer returns how long after now the earliest pending timer fires; false when none
+// is pending.
+func (c *fakeClock) nextTimer() (time.Duration, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.timers) == 0 {
+		return 0, false
+	}
+	next := c.timers[0].at
+	for _, t := range c.timers[1:] {
+		next = min(next, t.at)
+	}
+	return next - c.mono, true
+}
+
 // Advance moves both clocks by d and fires the timers due, unless frozen.
 func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Lock()

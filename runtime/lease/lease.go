@@ -5,6 +5,12 @@
 // frozen, cut off) is taken over once it has expired, by compare-and-swap, so of two
 // contenders exactly one wins.
 //
+// A record whose holder is known to have ended is taken over at once, by the same
+// compare-and-swap, without waiting for its expiry: Dead knows it only of a holder of this
+// machine (same host name and boot id, same pid namespace) whose pid is gone, a zombie or
+// another process (start time), or of this machine before a reboot. Anything else, a
+// frozen holder among them, counts as alive until its record expires.
+//
 // Fencing: a holder commits nothing unless Check says its lease is valid. The lease is
 // valid only while the last successful renewal, measured on the local monotonic clock
 // from the moment that renewal was sent, is younger than the timeout minus a margin
@@ -48,6 +54,11 @@ type Options struct {
 	Clock Clock
 	// Logger receives failed renewals; nil means none.
 	Logger hclog.Logger
+	// TimeoutKey is the configuration key TTL comes from, named when a lease is refused.
+	TimeoutKey string
+
+	// dead judges whether a live record's holder has ended; nil means Dead.
+	dead func(h Holder, renewed time.Time) (bool, string)
 }
 
 // Valid is how long a renewal keeps a lease of timeout ttl valid for its holder: ttl less
@@ -75,15 +86,17 @@ type Lease struct {
 	lost      error
 	lostCh    chan struct{}
 	prev      *Record // the expired record Acquire took over, if any
+	prevDead  string  // why prev's holder was known dead, when its record was still live
 
 	stop chan struct{}
 	done chan struct{}
 }
 
-// Acquire takes the lease of store for holder (its Since and Instance are filled in):
-// it creates the record, or takes over one that is released or expired, by
-// compare-and-swap. A live record of another holder is refused at once with a
-// *HeldError. The lease is renewed every RenewEvery(opts.TTL) until Release.
+// Acquire takes the lease of store for holder (its Since and Instance are filled in; Self
+// gives the rest): it creates the record, or takes over one that is released, expired, or
+// live but of a holder known to have ended on this machine (Dead), by compare-and-swap at
+// the next epoch. A live record of any other holder is refused at once with a *HeldError.
+// The lease is renewed every RenewEvery(opts.TTL) until Release.
 func Acquire(ctx context.Context, store sdk.LeaseStore, holder Holder, opts Options) (*Lease, error) {
 	if opts.TTL <= 0 {
 		return nil, fmt.Errorf("lease of %s: timeout %s: must be positive", opts.Where, opts.TTL)
@@ -95,6 +108,10 @@ func Acquire(ctx context.Context, store sdk.LeaseStore, holder Holder, opts Opti
 	if l.log == nil {
 		l.log = hclog.NewNullLogger()
 	}
+	dead := opts.dead
+	if dead == nil {
+		dead = Dead
+	}
 	var id [8]byte
 	rand.Read(id[:])
 	holder.Instance = hex.EncodeToString(id[:])
@@ -102,6 +119,7 @@ func Acquire(ctx context.Context, store sdk.LeaseStore, holder Holder, opts Opti
 	for range maxRounds {
 		cur, err := store.ReadLease(ctx)
 		var prev Record
+		var died string
 		switch {
 		case errors.Is(err, sdk.ErrNotFound):
 		case err != nil:
@@ -111,7 +129,11 @@ func Acquire(ctx context.Context, store sdk.LeaseStore, holder Holder, opts Opti
 				return nil, fmt.Errorf("the lease of %s does not read back (%w); if no runner holds it, delete the record", opts.Where, err)
 			}
 			if now := l.clock.Now(); prev.Live(now) {
-				return nil, &HeldError{Where: opts.Where, Record: prev, Now: now}
+				gone, why := dead(prev.Holder, prev.Renewed)
+				if !gone {
+					return nil, &HeldError{Where: opts.Where, Record: prev, Now: now, Alive: why, TimeoutKey: opts.TimeoutKey}
+				}
+				died = why
 			}
 		}
 		rec := Record{Holder: holder, Epoch: prev.Epoch + 1, Renewed: l.clock.Now(), TTLMillis: opts.TTL.Milliseconds(), Seq: prev.Seq + 1}
@@ -131,7 +153,7 @@ func Acquire(ctx context.Context, store sdk.LeaseStore, holder Holder, opts Opti
 		}
 		l.rec, l.version, l.renewedAt = rec, v, sent
 		if cur.Version != "" && !prev.Released {
-			l.prev = &prev
+			l.prev, l.prevDead = &prev, died
 		}
 		go l.renewLoop()
 		return l, nil
@@ -152,13 +174,14 @@ func (l *Lease) Record() Record {
 	return l.rec
 }
 
-// TookOver returns the record of the holder whose expired lease Acquire took over; false
+// TookOver returns the record of the holder whose lease Acquire took over, and why its
+// holder was known dead when the record was still live ("" when it had expired); false
 // when the lease was new or released.
-func (l *Lease) TookOver() (Record, bool) {
+func (l *Lease) TookOver() (prev Record, dead string, ok bool) {
 	if l.prev == nil {
-		return Record{}, false
+		return Record{}, "", false
 	}
-	return *l.prev, true
+	return *l.prev, l.prevDead, true
 }
 
 // Where says where the lease lives.

@@ -35,6 +35,16 @@ func waitWrite(t *testing.T, s *memStore) {
 	}
 }
 
+// waitLost waits until l is lost, and fails the test with why if it is not within a minute.
+func waitLost(t *testing.T, l *Lease, why string) {
+	t.Helper()
+	select {
+	case <-l.Lost():
+	case <-time.After(time.Minute):
+		t.Fatal(why)
+	}
+}
+
 // waitArmed waits until the renewal loop has set its timer.
 func waitArmed(t *testing.T, c *fakeClock) {
 	t.Helper()
@@ -107,8 +117,8 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	if err := a.Cause(context.Background()); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "now held by") || !strings.Contains(err.Error(), "pid 22") {
 		t.Fatalf("old holder's Cause = %v; want ErrLost naming pid 22", err)
 	}
-	if prev, ok := b.TookOver(); !ok || prev.PID != 11 {
-		t.Fatalf("new holder's TookOver = %+v, %v; want pid 11's record", prev, ok)
+	if prev, dead, ok := b.TookOver(); !ok || prev.PID != 11 || dead != "" {
+		t.Fatalf("new holder's TookOver = %+v, %q, %v; want pid 11's expired record", prev, dead, ok)
 	}
 }
 
@@ -193,11 +203,7 @@ func TestFrozenHolderTakenOver(t *testing.T) {
 	defer other.Release(context.Background())
 	waitWrite(t, s)
 	c.Thaw()
-	select {
-	case <-l.Lost():
-	case <-time.After(time.Minute):
-		t.Fatal("the woken holder's lease was not lost to the new holder")
-	}
+	waitLost(t, l, "the woken holder's lease was not lost to the new holder")
 	if err := l.Check(); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "pid 22") {
 		t.Fatalf("Check = %v; want ErrLost naming pid 22", err)
 	}
@@ -221,11 +227,7 @@ func TestConflictLosesTheLease(t *testing.T) {
 	}
 	waitWrite(t, s)
 	c.Advance(RenewEvery(ttl))
-	select {
-	case <-l.Lost():
-	case <-time.After(time.Minute):
-		t.Fatal("the lease was not lost after a conflicting renewal")
-	}
+	waitLost(t, l, "the lease was not lost after a conflicting renewal")
 	err := l.Check()
 	if !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "pid 22 on host-b") || !strings.Contains(err.Error(), "10.0.0.2:4200") {
 		t.Fatalf("Check = %v; want ErrLost naming pid 22 on host-b and its control endpoint", err)
@@ -235,12 +237,25 @@ func TestConflictLosesTheLease(t *testing.T) {
 	}
 }
 
-// TestConcurrentTakeover races two contenders for an expired lease, many times: exactly
-// one wins each time and the other is refused, naming the winner.
+// TestConcurrentTakeover races two contenders for an expired lease, and for a live lease
+// of a holder known dead, many times: exactly one wins each time, at the next epoch, and
+// the other is refused, naming the winner.
 func TestConcurrentTakeover(t *testing.T) {
+	for _, live := range []bool{false, true} {
+		t.Run(map[bool]string{false: "expired", true: "dead holder"}[live], func(t *testing.T) { concurrentTakeover(t, live) })
+	}
+}
+
+// concurrentTakeover races two contenders for pid 1's record, 50 times: expired, or live
+// and of a holder known dead.
+func concurrentTakeover(t *testing.T, live bool) {
 	for round := range 50 {
 		s, c := newMemStore(), newFakeClock()
-		stale := Record{Holder: Holder{Job: "wc", Host: "gone", PID: 1, Instance: "dead"}, Epoch: 7, Renewed: c.Now().Add(-ttl), TTLMillis: ttl.Milliseconds(), Seq: 40}
+		renewed := c.Now().Add(-ttl)
+		if live {
+			renewed = c.Now()
+		}
+		stale := Record{Holder: Holder{Job: "wc", Host: "gone", PID: 1, Instance: "dead"}, Epoch: 7, Renewed: renewed, TTLMillis: ttl.Milliseconds(), Seq: 40}
 		if _, err := s.WriteLease(context.Background(), stale.encode(), ""); err != nil {
 			t.Fatal(err)
 		}
@@ -252,7 +267,7 @@ func TestConcurrentTakeover(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				leases[i], errs[i] = Acquire(context.Background(), s, holder("wc", 100+i), Options{TTL: ttl, Where: "w", Clock: c})
+				leases[i], errs[i] = Acquire(context.Background(), s, holder("wc", 100+i), Options{TTL: ttl, Where: "w", Clock: c, dead: deadPIDs(1)})
 			}()
 		}
 		close(start)
@@ -327,8 +342,9 @@ func TestLostAnswers(t *testing.T) {
 }
 
 // TestFailingRenewals: renewals that fail keep being retried; the lease stays valid until
-// its validity runs out, then it lapses (without being lost: nobody took it over), and the
-// first renewal that goes through again makes it valid.
+// its validity runs out, then it lapses (without being lost: nobody took it over) and is
+// retried every tenth of the timeout still (not at once, over and over), and the first
+// renewal that goes through again makes it valid.
 func TestFailingRenewals(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
@@ -354,6 +370,13 @@ func TestFailingRenewals(t *testing.T) {
 	case <-l.Lost():
 		t.Fatal("failed renewals lost the lease; it only lapsed")
 	default:
+	}
+	for range 3 { // lapsed: a retry every tenth of the timeout
+		if next, ok := c.nextTimer(); !ok || next != ttl/10 {
+			t.Fatalf("the lapsed lease's next renewal is due in %s (pending: %v); want %s", next, ok, ttl/10)
+		}
+		c.Advance(ttl / 10)
+		waitArmed(t, c)
 	}
 	s.mu.Lock()
 	s.failWrites = 0

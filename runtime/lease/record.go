@@ -1,6 +1,7 @@
 package lease
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,6 +23,19 @@ type Holder struct {
 	// Instance is a random id of this acquisition: a record that carries it was written by
 	// this holder and no other.
 	Instance string `json:"instance"`
+	// Boot is the boot id of Host's kernel (Linux: /proc/sys/kernel/random/boot_id), ""
+	// where the system does not tell.
+	Boot string `json:"boot,omitempty"`
+	// Machine is an id of Host derived from its machine id (/etc/machine-id, which it does
+	// not reveal), "" when it has none.
+	Machine string `json:"machine,omitempty"`
+	// PIDNamespace names the pid namespace PID is a pid of (Linux: the link
+	// /proc/self/ns/pid, "pid:[4026531836]"), "" where the system does not tell.
+	PIDNamespace string `json:"pid_ns,omitempty"`
+	// Start is when the holder's process started, in clock ticks after boot (Linux: field
+	// 22 of /proc/PID/stat); with Boot and PIDNamespace it tells the holder's process from
+	// a later one that reuses its pid. 0 where the system does not tell.
+	Start uint64 `json:"start,omitempty"`
 }
 
 // String describes h for messages: job, pid, host, since and control endpoint.
@@ -84,14 +98,24 @@ type HeldError struct {
 	Record Record
 	// Now is when the record was judged live, by the reader's clock.
 	Now time.Time
+	// Alive says why the holder counts as alive (Dead's answer): "pid 7 is alive on this
+	// machine", "it runs on host-b, ...".
+	Alive string
+	// TimeoutKey is the configuration key of the lease timeout, named in the message.
+	TimeoutKey string
 }
 
-// Error names where the lease lives, its holder, and when it expires.
+// Error names where the lease lives, its holder, when its lease expires and by which
+// timeout, and why the holder counts as alive.
 func (e *HeldError) Error() string {
 	r := e.Record
-	return fmt.Sprintf("%s is held by %s: its lease was renewed %s ago and expires in %s unless renewed (a runner killed without a clean stop keeps it until then)",
-		e.Where, r.Holder, e.Now.Sub(r.Renewed).Round(time.Millisecond), r.Expires().Sub(e.Now).Round(time.Millisecond))
+	key := cmp.Or(e.TimeoutKey, "lease timeout")
+	return fmt.Sprintf("%s is held by %s: its lease was renewed %s ago and expires in %s unless renewed (%s %s of the holder); %s",
+		e.Where, r.Holder, e.Now.Sub(r.Renewed).Round(time.Millisecond), e.Left().Round(time.Millisecond), key, r.TTL(), e.Alive)
 }
+
+// Left is how long the holder's lease had left when it was judged live.
+func (e *HeldError) Left() time.Duration { return e.Record.Expires().Sub(e.Now) }
 
 // ErrLost is wrapped by every error of a lease that was lost.
 var ErrLost = errors.New("lease lost")

@@ -10,8 +10,10 @@ import (
 
 // renewLoop renews the lease every RenewEvery(TTL), and a renewal that failed without
 // losing the lease every tenth of the timeout, until Release or until the lease is lost
-// to a conflicting record. A lease that lapsed (its validity ran out between two
-// renewals) is renewed on: the next renewal that goes through makes it valid again.
+// to a conflicting record; a renewal is brought forward to the end of the lease's
+// validity, if that comes first. A lease that lapsed (its validity ran out between two
+// renewals) is renewed on at the same pace, not at once again and again: the next
+// renewal that goes through makes it valid again.
 func (l *Lease) renewLoop() {
 	defer close(l.done)
 	every, retry := RenewEvery(l.opts.TTL), l.opts.TTL/10
@@ -20,10 +22,13 @@ func (l *Lease) renewLoop() {
 		l.mu.Lock()
 		left := l.renewedAt + Valid(l.opts.TTL) - l.clock.Elapsed()
 		l.mu.Unlock()
+		if left > 0 {
+			wait = min(wait, left)
+		}
 		select {
 		case <-l.stop:
 			return
-		case <-l.clock.After(max(min(wait, left), 0)):
+		case <-l.clock.After(wait):
 		}
 		if l.isLost() {
 			return

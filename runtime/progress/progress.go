@@ -1,7 +1,7 @@
 // Package progress reports the progress of a long operation that moves bytes (a restore,
 // a savepoint, a stop with a savepoint): a bar when its output is a terminal, a log line
 // every few seconds otherwise. Count the bytes with Add, or pass them through Reader or
-// Writer; end with Finish.
+// Writer; end with Finish. Countdown shows a wait (for a lease to expire) the same way.
 package progress
 
 import (
