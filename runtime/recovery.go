@@ -88,8 +88,11 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 	case FromLatest:
 		c, err := r.latest(ctx, existing)
 		if errors.Is(err, errNoCheckpoint) { // the storage answered: starting again finds none either
-			return nil, dataflow.Permanent(fmt.Errorf("--from latest: %w in checkpoint storage %s; %s",
-				err, r.storageText(), noCheckpointHint(r.x.Config)))
+			hint := noCheckpointHint(r.x.Config)
+			if err != errNoCheckpoint { // some are there, damaged
+				hint = "restore a savepoint or another checkpoint with --from POINTER, or run without --from to start fresh"
+			}
+			return nil, dataflow.Permanent(fmt.Errorf("--from latest: %w in checkpoint storage %s; %s", err, r.storageText(), hint))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("--from latest: job %q: %w", r.job.Name, err)

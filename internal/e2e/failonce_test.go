@@ -84,8 +84,8 @@ func TestBadJobNameFailsOnce(t *testing.T) {
 // TestFromLatestWithoutCheckpointFailsOnce: --from latest with no completed checkpoint of
 // the job fails at once, naming the pointer and the storage: in a new checkpoint
 // directory; after a finished run on jmstorage without a directory (what `make run` does),
-// whose checkpoints died with the runner; and after `runner stop`, whose retention
-// deleted them.
+// whose checkpoints died with the runner; when every checkpoint is damaged; and after
+// `runner stop`, whose retention deleted them.
 func TestFromLatestWithoutCheckpointFailsOnce(t *testing.T) {
 	t.Run("none-yet", func(t *testing.T) {
 		s := newWordcount(t, "hashmap", "filesystem", 64<<10, 0, nil)
@@ -102,6 +102,24 @@ func TestFromLatestWithoutCheckpointFailsOnce(t *testing.T) {
 		}
 		failsOnce(t, s.run(t, "--from", "latest"), "--from latest: no intact completed checkpoint in checkpoint storage jmstorage",
 			"execution.checkpointing.dir is not set")
+	})
+	t.Run("every-one-damaged", func(t *testing.T) {
+		s := newWordcount(t, "hashmap", "filesystem", 256<<10, 0, nil)
+		withDefaultRestarts(t, s)
+		r := s.run(t)
+		if err := r.wait(t, time.Minute); err != nil {
+			t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))
+		}
+		chks, _ := filepath.Glob(filepath.Join(s.dir, "checkpoints", "wc", "chk-*"))
+		if len(chks) == 0 {
+			t.Fatal("the finished run left no checkpoint")
+		}
+		for _, chk := range chks {
+			if err := os.Truncate(filepath.Join(chk, "_metadata"), 10); err != nil {
+				t.Fatal(err)
+			}
+		}
+		failsOnce(t, s.run(t, "--from", "latest"), append([]string{"--from latest: no intact completed checkpoint (damaged: "}, chks...)...)
 	})
 	t.Run("after-stop", func(t *testing.T) {
 		s := newWordcount(t, "hashmap", "filesystem", 1<<20, 2000, nil)
