@@ -80,7 +80,8 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 	if err := job.Preflight(ctx); err != nil {
 		return err
 	}
-	// suspend cancelled without ErrJobCancelled: the runner stops, and the job is suspended.
+	// suspend is the caller's context: cancelled without ErrJobCancelled, it stops the
+	// runner and suspends the job (its checkpoints stay), which the error then says.
 	suspend := ctx
 	ctx, released, err := x.own(ctx, job) // the output lease now, the storage's in x.access
 	if err != nil {
