@@ -87,12 +87,15 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 	if err := applyGCHeadroom(cfg); err != nil {
 		return err
 	}
-	if err := job.Validate(); err != nil {
+	if err := errors.Join(config.CheckJobName(job.Name), job.Validate()); err != nil {
 		return fmt.Errorf("job %q: %w", job.Name, err)
 	}
 	if err := job.Preflight(ctx); err != nil {
 		return err
 	}
+	// suspend is the caller's context: cancelled without ErrJobCancelled, it stops the
+	// runner and suspends the job (its checkpoints stay), which the error then says.
+	suspend := ctx
 	ctx, released, err := x.own(ctx, job) // the output lease now, the storage's in x.access
 	if err != nil {
 		return err
@@ -108,6 +111,11 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 	if from == "" {
 		from = cfg.Recovery.Path
 	}
+	defer func() {
+		if err != nil && suspend.Err() != nil && !errors.Is(context.Cause(suspend), ErrJobCancelled) {
+			err = fmt.Errorf("job %q suspended: %s: %w", job.Name, rec.leftToResume(), err)
+		}
+	}()
 	var restore *checkpoint.Metadata
 	for {
 		var err error
@@ -137,6 +145,9 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 		err := x.attempt(ctx, job, rec.pl, rec.store, restore)
 		if err == nil || dataflow.IsStopped(err) {
 			return nil
+		}
+		if restore != nil && permanent(err) { // name what the failed attempt restored
+			err = fmt.Errorf("the attempt from %s: %w", rec.describe(restore), err)
 		}
 		// Recover, counting every failure (of an attempt, or of the recovery itself: a
 		// plugin that dies again while it is restarted) against the restart strategy.
@@ -392,7 +403,11 @@ func (x *Executor) access(ctx context.Context, in *pluginhost.Instance, jobID st
 	storage, _ := in.CheckpointStorage()
 	access, err := storage.CreateCheckpointStorage(ctx, jobID)
 	if err != nil {
-		return nil, fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
+		err = fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
+		if errors.Is(err, sdk.ErrInvalidArgument) { // the storage refused the job's id
+			err = dataflow.Permanent(err)
+		}
+		return nil, err
 	}
 	if err := x.owner.attach(ctx, in, x.Config.Checkpointing.Dir, access); err != nil { // ownership.go
 		return nil, err

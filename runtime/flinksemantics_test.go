@@ -20,6 +20,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/jobs"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -262,11 +263,12 @@ func TestRetentionInCode(t *testing.T) {
 	}
 }
 
-// TestFromMissingPointerFailsAtOnce: a --from pointer the storage says does not exist, or
-// is no checkpoint, is a mistake no restart can fix, as Flink refuses a missing savepoint path at submission. The
-// run ends with an error naming the pointer before the restart strategy's first delay
-// (an hour here): a retried failure would reach the test's deadline instead.
-func TestFromMissingPointerFailsAtOnce(t *testing.T) {
+// hourlyRestarts returns a context of a minute, a directory and an executor's resolved
+// configuration and plugin host, with checkpoints in the directory and a restart strategy
+// that waits an hour before each restart: a run that fails before the context ends did not
+// retry.
+func hourlyRestarts(t *testing.T) (context.Context, string, *config.Config, *pluginhost.Host) {
+	t.Helper()
 	root := t.TempDir()
 	conf := fmt.Sprintf(`state.backend.type: hashmap
 execution.checkpointing.storage: filesystem
@@ -277,9 +279,18 @@ restart-strategy.fixed-delay.delay: 1h
 job.name: %s
 `, filepath.Join(root, "checkpoints"), incJob)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 	resolved, host := inProcessConfig(ctx, t, conf, builtin.Constructors())
-	defer host.Close()
+	t.Cleanup(func() { host.Close() })
+	return ctx, root, resolved, host
+}
+
+// TestFromMissingPointerFailsAtOnce: a --from pointer the storage says does not exist, or
+// is no checkpoint, is a mistake no restart can fix, as Flink refuses a missing savepoint path at submission. The
+// run ends with an error naming the pointer before the restart strategy's first delay
+// (an hour here): a retried failure would reach the test's deadline instead.
+func TestFromMissingPointerFailsAtOnce(t *testing.T) {
+	ctx, root, resolved, host := hourlyRestarts(t)
 	job, err := jobs.Aggregate(jobs.Spec{Name: incJob, Parallelism: 1, Keys: 10, Records: 100})
 	if err != nil {
 		t.Fatal(err)
@@ -296,5 +307,26 @@ job.name: %s
 		if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), from) {
 			t.Fatalf("Run from %s = %v (deadline passed: %v); want an error at once naming it", from, err, ctx.Err() != nil)
 		}
+	}
+}
+
+// TestGoJobNameFollowsTheRule: a job built in Go whose name cannot be its directory in the
+// checkpoint storage (config.CheckJobName) is refused before the run starts, naming the
+// name and the rule, as job.name is when a configuration loads.
+func TestGoJobNameFollowsTheRule(t *testing.T) {
+	ctx, root, resolved, host := hourlyRestarts(t)
+	for _, name := range []string{"a/b", "..", strings.Repeat("n", 300)} {
+		job, err := jobs.Aggregate(jobs.Spec{Name: name, Parallelism: 1, Keys: 10, Records: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
+		err = x.Run(ctx, job, "")
+		if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), fmt.Sprintf("job %q", name)) || !strings.Contains(err.Error(), "job name") {
+			t.Fatalf("Run of a job named %q = %v (deadline passed: %v); want an error at once naming it and the rule", name, err, ctx.Err() != nil)
+		}
+	}
+	if entries, _ := os.ReadDir(root); len(entries) != 0 {
+		t.Fatalf("the refused runs created %v", entries)
 	}
 }

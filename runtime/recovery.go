@@ -27,8 +27,9 @@ type recovery struct {
 	store *checkpoint.Store
 	log   hclog.Logger
 	// floor is the newest checkpoint id in the storage before the run started: newer ones
-	// are the run's own (see disposeUnconfirmed).
-	floor int64
+	// are the run's own (see disposeUnconfirmed). listed says the storage was listed.
+	floor  int64
+	listed bool
 	// allowNonRestored lets a restore drop the state of operators the job no longer has.
 	allowNonRestored bool
 	// configured is the generation (pluginhost.Instance.Generation) in which each plugin
@@ -81,6 +82,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 		r.store.ObserveID(c.CheckpointID)
 		r.floor = max(r.floor, c.CheckpointID)
 	}
+	r.listed = true
 	if from == FromLatestIfAny {
 		if from = FromLatest; len(existing) == 0 {
 			r.log.Info("--from latest-if-any: the job has no completed checkpoint yet: starting fresh", "job", r.job.Name)
@@ -92,6 +94,13 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 	case "":
 	case FromLatest:
 		c, err := r.latest(ctx, existing)
+		if errors.Is(err, errNoCheckpoint) { // the storage answered: starting again finds none either
+			hint := noCheckpointHint(r.x.Config)
+			if err != errNoCheckpoint { // some are there, damaged
+				hint = "restore a savepoint or another checkpoint with --from POINTER, or run without --from to start fresh"
+			}
+			return nil, dataflow.Permanent(fmt.Errorf("--from latest: %w in checkpoint storage %s; %s", err, r.storageText(), hint))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--from latest: job %q: %w", r.job.Name, err)
 		}
@@ -128,6 +137,28 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 		r.log.Info("deleted the shared state of checkpoints that never completed", "streams", n)
 	}
 	return m, nil
+}
+
+// leftToResume says what a run stopped now (the runner stopped by a signal, the job
+// suspended) leaves for --from latest to resume.
+func (r *recovery) leftToResume() string {
+	cfg := r.x.Config
+	if d := config.Explain(cfg).Durable; d != nil && !*d {
+		return fmt.Sprintf("its checkpoints were in the memory of %s (%s is not set) and are gone with it: nothing is left for --from latest",
+			cfg.CheckpointStorage, config.KeyCheckpointDir)
+	}
+	if r.store != nil {
+		if c := r.store.Latest(); c != nil && !c.Metadata.Savepoint {
+			return fmt.Sprintf("its checkpoints stay for --from latest (the newest: checkpoint %d, %s)", c.Metadata.CheckpointID, c.Location.ExternalPointer)
+		}
+	}
+	switch {
+	case !r.listed:
+		return "it stopped before it read its checkpoints, which stay as they were"
+	case r.floor > 0:
+		return fmt.Sprintf("this run completed no checkpoint: --from latest resumes from what an earlier run left (checkpoint %d)", r.floor)
+	}
+	return "the job has no completed checkpoint, so --from latest has nothing to resume: run it again without --from"
 }
 
 // afterFailure brings back the plugins a failure took down and returns the checkpoint the
@@ -240,13 +271,30 @@ func (r *recovery) restored(m *checkpoint.Metadata) {
 	if m == nil {
 		return
 	}
-	pointer := ""
+	r.x.Monitor.RestoredFrom(m.CheckpointID, time.Now(), r.pointerOf(m), m.Savepoint)
+}
+
+// describe names the checkpoint or savepoint m, with its pointer while it is retained.
+func (r *recovery) describe(m *checkpoint.Metadata) string {
+	what := fmt.Sprintf("checkpoint %d", m.CheckpointID)
+	if m.Savepoint {
+		what = fmt.Sprintf("savepoint %d", m.CheckpointID)
+	}
+	if p := r.pointerOf(m); p != "" {
+		what += " (" + p + ")"
+	}
+	return what
+}
+
+// pointerOf returns the pointer of the retained checkpoint whose metadata is m ("" if none
+// is).
+func (r *recovery) pointerOf(m *checkpoint.Metadata) string {
 	for _, c := range r.store.Retained() {
 		if c.Metadata == m {
-			pointer = c.Location.ExternalPointer
+			return c.Location.ExternalPointer
 		}
 	}
-	r.x.Monitor.RestoredFrom(m.CheckpointID, time.Now(), pointer, m.Savepoint)
+	return ""
 }
 
 // ensure brings the plugins back to where an attempt can use them: it restarts those
@@ -399,9 +447,32 @@ func latestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, l
 		return &checkpoint.Completed{Location: list[i], Metadata: m, Owned: true}, nil
 	}
 	if len(skipped) > 0 {
-		return nil, fmt.Errorf("no intact completed checkpoint: damaged: %v", skipped)
+		return nil, fmt.Errorf("%w (damaged: %v)", errNoCheckpoint, skipped)
 	}
-	return nil, errors.New("no completed checkpoint found")
+	return nil, errNoCheckpoint
+}
+
+// errNoCheckpoint says the storage lists no completed checkpoint of the job that reads back
+// intact.
+var errNoCheckpoint = errors.New("no intact completed checkpoint")
+
+// storageText names the run's checkpoint storage and its directory, as the lease does.
+func (r *recovery) storageText() string {
+	if dir := r.x.Config.Checkpointing.Dir; dir != "" {
+		return fmt.Sprintf("%s (%s)", r.pl.storage.Name(), dir)
+	}
+	return r.pl.storage.Name()
+}
+
+// noCheckpointHint says why a job may have no checkpoint to resume from under cfg, and
+// what to do instead.
+func noCheckpointHint(cfg *config.Config) string {
+	if d := config.Explain(cfg).Durable; d != nil && !*d {
+		return fmt.Sprintf("%s keeps checkpoints in its process memory when %s is not set, so none outlive the runner that took them: "+
+			"run without --from to start fresh, and set %s to resume a later run", cfg.CheckpointStorage, config.KeyCheckpointDir, config.KeyCheckpointDir)
+	}
+	return fmt.Sprintf("run without --from to start fresh (the job has not completed a checkpoint yet, or `runner stop` deleted them: "+
+		"it does unless %s is %s; `runner stop --savepoint` leaves a savepoint to resume from)", config.KeyRetention, config.RetainOnCancel)
 }
 
 // refused reports whether err is a storage's answer about a pointer it was given: no such

@@ -78,7 +78,7 @@ then takes the job over.`,
 					return err
 				}
 				if ctx.Err() != nil {
-					return fmt.Errorf("the runner was stopped by a signal; the job's checkpoints stay for --from latest: %w", err)
+					return fmt.Errorf("the runner was stopped by a signal: %w", err)
 				}
 				if errors.Is(err, runtime.ErrJobCancelled) || errors.Is(err, context.Canceled) {
 					fmt.Fprintln(out, "job cancelled")

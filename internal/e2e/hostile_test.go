@@ -101,8 +101,8 @@ func TestPathTraversalRefused(t *testing.T) {
 		edit       map[string]any
 		args       []string
 	}{
-		{"job-name", `job id "../../outside"`, map[string]any{"job.name": "../../outside"}, nil},
-		{"job-name-slash", `job id "a/b"`, map[string]any{"job.name": "a/b"}, nil},
+		{"job-name", `job.name: bad value "../../outside"`, map[string]any{"job.name": "../../outside"}, nil},
+		{"job-name-slash", `job.name: bad value "a/b"`, map[string]any{"job.name": "a/b"}, nil},
 		{"backend-name", `"../../bin/sh"`, map[string]any{"state.backend.type": "../../bin/sh"}, nil},
 		{"storage-name", `"../fsstorage"`, map[string]any{"execution.checkpointing.storage": "../fsstorage"}, nil},
 		{"pointer", "is a file but not a checkpoint metadata file", nil, []string{"--from", "file:///etc/../etc/passwd"}},

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/flowstate/flowstate/internal/testbin"
 	"github.com/flowstate/flowstate/internal/wordcheck"
-	"github.com/flowstate/flowstate/runtime/checkpoint"
 )
 
 var progressDone = regexp.MustCompile(`(restore|savepoint): done, [0-9.]+ [KMG]?i?B in [0-9.]+m?s: bytes=(\d+)`)
@@ -97,14 +95,7 @@ func runnerCmdErr(t *testing.T, args ...string) (string, error) {
 // pointer (a directory with its _metadata).
 func keyedBytes(t *testing.T, pointer string) int64 {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(pointer, "_metadata"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := checkpoint.DecodeMetadata(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	m := readMetadata(t, pointer)
 	var n int64
 	for _, op := range m.Operators {
 		for _, st := range op.Subtasks {

@@ -51,6 +51,7 @@ func lastLine(s string) string {
 // TestSavepointsMoveStateBetweenBackends runs a word count on hashmap, stops it with a
 // savepoint, resumes it on leveldb, stops it with a savepoint again and finishes it on
 // hashmap: the output is exactly the failure-free one, so the state survived both moves.
+// Neither stop makes the runner warn as it closes the job's state.
 func TestSavepointsMoveStateBetweenBackends(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 8000, map[string]any{
 		"rest.port":                             freePort(t),
@@ -74,6 +75,9 @@ func TestSavepointsMoveStateBetweenBackends(t *testing.T) {
 		}
 		if err := r.wait(t, time.Minute); err != nil {
 			t.Fatalf("runner after stop: %v\n%s", err, tail(r.out.String(), 20))
+		}
+		if strings.Contains(r.out.String(), "runner: closing") { // a clean stop has nothing to warn about
+			t.Fatalf("the runner warned as it closed after a clean stop --savepoint:\n%s", tail(r.out.String(), 20))
 		}
 		ptr := lastLine(out)
 		checkSelfContained(t, ptr)

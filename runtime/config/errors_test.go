@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -46,6 +47,11 @@ func TestErrors(t *testing.T) {
 		{"list value", "job.name:\n  - a\n", ErrBadValue, []string{"config.yaml:1: job.name: bad value", "a list is not allowed"}},
 		{"no value", "execution.checkpointing.dir:\n", ErrBadValue, []string{"config.yaml:1: execution.checkpointing.dir: bad value", "no value (give one or remove the key)"}},
 		{"empty string", "job.name: ''\n", ErrBadValue, []string{"config.yaml:1: job.name: bad value"}},
+		{"job name with a slash", "job.name: a/b\n", ErrBadValue, []string{`config.yaml:1: job.name: bad value "a/b"`, "only ASCII letters, digits", `not '/'`}},
+		{"job name ..", "job.name: ..\n", ErrBadValue, []string{`config.yaml:1: job.name: bad value ".."`, "must not start with '.'"}},
+		{"job name with ..", "job.name: a..b\n", ErrBadValue, []string{`job.name: bad value "a..b"`, `must not contain ".."`}},
+		{"job name too long", "job.name: " + strings.Repeat("x", 201) + "\n", ErrBadValue, []string{"config.yaml:1: job.name: bad value", "201 characters long, at most 200"}},
+		{"Flink's pipeline.name with a space", "pipeline.name: My Job\n", ErrBadValue, []string{"config.yaml:1: pipeline.name: bad value", "not ' '"}},
 	}
 	for _, tc := range cases {
 		_, err := Parse([]byte(tc.in), testFile)
@@ -74,5 +80,22 @@ func TestFileErrors(t *testing.T) {
 		t.Error("Load of a missing file: want an error")
 	} else {
 		wantContains(t, err.Error(), "read config", "/nonexistent/flowstate.yaml")
+	}
+}
+
+// TestJobNameRule accepts the names the documented rule allows, up to its length.
+func TestJobNameRule(t *testing.T) {
+	for _, name := range []string{"wc", "a", "Orders_2026-12.v2", strings.Repeat("x", MaxJobNameLength), "a.b"} {
+		if err := CheckJobName(name); err != nil {
+			t.Errorf("CheckJobName(%q) = %v, want nil", name, err)
+		}
+		if _, err := Parse([]byte("job.name: "+name+"\n"), testFile); err != nil {
+			t.Errorf("job.name: %s refused: %v", name, err)
+		}
+	}
+	for _, name := range []string{"", ".", "..", ".hidden", "a..b", "a/b", `a\b`, "a b", "caf\u00e9", "a\x00b", strings.Repeat("x", MaxJobNameLength+1)} {
+		if err := CheckJobName(name); err == nil {
+			t.Errorf("CheckJobName(%q) = nil, want an error", name)
+		}
 	}
 }

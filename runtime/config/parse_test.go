@@ -241,7 +241,7 @@ func TestNotUTF8(t *testing.T) {
 	} {
 		wantContains(t, parseErr(t, data), testFile+":2:", "is not UTF-8")
 	}
-	if _, err := Parse([]byte("job.name: caf\u00e9 \ufffd\n"), testFile); err != nil {
+	if _, err := Parse([]byte("job.input: caf\u00e9 \ufffd\n"), testFile); err != nil {
 		t.Errorf("valid UTF-8 (with U+FFFD itself) refused: %v", err)
 	}
 }

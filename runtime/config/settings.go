@@ -56,6 +56,9 @@ func (p *parser) set(key string, v any) {
 		c.Plugins.Dir = v.(string)
 	case KeyJobName:
 		c.Job.Name = v.(string)
+		if err := CheckJobName(c.Job.Name); err != nil {
+			p.badValue(key, err.Error()+" (the name is the job's directory in the checkpoint storage)")
+		}
 	case KeyJobType:
 		c.Job.Type = v.(string)
 	case KeyJobParallelism:

@@ -176,7 +176,11 @@ func (w *fileWriter) commitOne(p pendingFile) error {
 	if _, serr := os.Stat(to); serr == nil {
 		return nil // committed before
 	}
-	return fmt.Errorf("file sink subtask %d: pending file %s of checkpoint %d is missing: its output is lost", w.sub, from, p.Checkpoint)
+	// No restart brings the file back: the checkpoint that holds this transaction cannot
+	// be restored, nor can a later one.
+	return dataflow.Permanent(fmt.Errorf("file sink subtask %d: pending file %s of checkpoint %d is missing, and its committed name %s is not there either: "+
+		"the records it held are lost; put the file back, restore an older checkpoint or savepoint whose output is committed "+
+		"(runner checkpoints list), or run without --from to start over (the committed output is then moved aside)", w.sub, from, p.Checkpoint, filepath.Base(to)))
 }
 
 // Write implements dataflow.SinkWriter.

@@ -374,10 +374,27 @@ func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (kb sdk.Keyed
 	}}
 	if err := kb.Restore(ctx, handles, reader); err != nil {
 		kb.Close()
-		return nil, false, fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", st.id, i, a.env.Restore.CheckpointID, a.env.BackendName, err)
+		return nil, false, a.restoreFailed(st.id, i, err)
 	}
 	// A backend that read its files itself (sdk.LocalStateLocator) read them past the
 	// reader: they count now.
 	a.restoring.Add(handleBytes(handles) - counted)
 	return kb, true, nil
+}
+
+// restoreFailed describes err, the failed restore of operator id's subtask i. A backend that
+// cannot read the snapshot's format (sdk.ErrUnsupported) will not after a restart either:
+// that failure is Permanent, and says so when another backend took the checkpoint.
+func (a *attempt) restoreFailed(id string, i int, err error) error {
+	m := a.env.Restore
+	err = fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", id, i, m.CheckpointID, a.env.BackendName, err)
+	if !errors.Is(err, sdk.ErrUnsupported) {
+		return err
+	}
+	if m.Backend != "" && m.Backend != a.env.BackendName && !m.Savepoint {
+		err = fmt.Errorf("%w; the checkpoint was taken by the %s state backend: a checkpoint moves to another backend only as a savepoint "+
+			"(runner stop --savepoint), and if an earlier job of this name wrote it into this checkpoint directory, give this job its own "+
+			"job.name or execution.checkpointing.dir", err, m.Backend)
+	}
+	return Permanent(err)
 }

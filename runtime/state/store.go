@@ -577,10 +577,19 @@ func (s *Store) Sync() error {
 	return first
 }
 
-// Close waits for the writes in flight and closes the keyed backend; it returns both
-// errors.
+// Close ends the store once its subtask has ended. The changes it gathered but did not
+// start writing are dropped: only what a snapshot took outlives the subtask (Sync precedes
+// every snapshot), and the subtask's context, which such a write would carry, is cancelled
+// by then. It waits for the writes in flight, so that none runs against a closed backend,
+// and closes the keyed backend. It returns the error of a write in flight, unless the end
+// of the subtask cancelled it, and the backend's.
 func (s *Store) Close() error {
-	return errors.Join(s.Sync(), s.backend.Close())
+	s.outbox, s.outBytes = nil, 0
+	err := s.Sync()
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return errors.Join(err, s.backend.Close())
 }
 
 // remember keeps a value the backend holds, or will once the writes in flight are done,

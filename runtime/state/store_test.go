@@ -668,3 +668,43 @@ func TestStoreFailedBatchEndsTheStore(t *testing.T) {
 		t.Fatalf("the backend got %d writes, %d keys, want none", b.writes, len(b.m))
 	}
 }
+
+// cancelBackend refuses a write under a cancelled context, as a plugin's backend does.
+type cancelBackend struct {
+	mapBackend
+	closed bool
+}
+
+func (b *cancelBackend) Write(ctx context.Context, muts []sdk.Mutation) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.mapBackend.Write(ctx, muts)
+}
+
+func (b *cancelBackend) Close() error { b.closed = true; return nil }
+
+// TestStoreCloseAfterCancelWritesNothing: the changes a subtask gathered after its last
+// snapshot are not written when it closes once its context is cancelled (a job stopped
+// with a savepoint); before, Close sent them under that context and reported the
+// cancellation as an error the runner logged as a warning.
+func TestStoreCloseAfterCancelWritesNothing(t *testing.T) {
+	b := &cancelBackend{mapBackend: mapBackend{m: map[string][]byte{}}}
+	v := NewValue("v", String)
+	s, err := NewStore(b, 8, []Descriptor{v})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	keys := [][]byte{[]byte("a"), []byte("b"), []byte("c")}
+	if err := s.ProcessBatch(ctx, keys, nil, func(int) error { return v.Update(s, "x") }); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := s.Close(); err != nil {
+		t.Fatalf("Close after the subtask's context was cancelled = %v, want nil", err)
+	}
+	if b.writes != 0 || !b.closed {
+		t.Fatalf("%d writes at close (want 0), backend closed: %v", b.writes, b.closed)
+	}
+}
