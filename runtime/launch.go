@@ -48,8 +48,9 @@ type Launch struct {
 	Stats *dataflow.RunStats
 	// OnCheckpoint, if set, is called after every completed checkpoint.
 	OnCheckpoint func(c *checkpoint.Completed)
-	// OnListening, if set, is called with the control endpoint's address once it listens.
-	OnListening func(addr string)
+	// OnListening, if set, is called with the control endpoint's address once it listens,
+	// and the file that holds its token.
+	OnListening func(addr, tokenFile string)
 }
 
 // Run runs job until it ends. Cancelling ctx suspends the job (its checkpoints stay, for
@@ -62,19 +63,26 @@ func (l *Launch) Run(ctx context.Context, job *dataflow.Job) error {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	if err := l.Config.Control.CheckExposure(); err != nil {
+		return err
+	}
 	m := monitor.New(job.Name, monitor.Options{})
 	l.Host.Observe(m.PluginCalls)
 	defer l.Host.Observe(nil)
 	jobCtx, cancelJob := context.WithCancelCause(ctx)
 	defer cancelJob(nil)
-	srv, err := control.Listen(l.Config.Control.Address, job.Name, func() { cancelJob(ErrJobCancelled) }, monitor.Handler(m))
+	c := l.Config.Control
+	srv, err := control.Listen(control.Options{
+		Address: c.Address, Job: job.Name, Cancel: func() { cancelJob(ErrJobCancelled) }, More: monitor.Handler(m),
+		TokenFile: c.TokenFile, OpenReads: c.ReadsOpen(), CertFile: c.CertFile, KeyFile: c.KeyFile, AllowedHosts: c.AllowedHosts,
+	})
 	if err != nil {
 		return err
 	}
 	defer srv.Close()
-	log.Info("control endpoint listening", "address", srv.Addr(), "job", job.Name)
+	log.Info("control endpoint listening", "address", srv.Addr(), "job", job.Name, "token_file", srv.TokenFile(), "access", c.Access())
 	if l.OnListening != nil {
-		l.OnListening(srv.Addr())
+		l.OnListening(srv.Addr(), srv.TokenFile())
 	}
 	go m.Run(jobCtx)
 	x := &Executor{

@@ -62,8 +62,12 @@ parallelism, as Flink's CLI does; both are logged.`,
 			l := &runtime.Launch{Config: cfg, Host: s.host, Logger: s.log, From: from, Stats: stats,
 				AllowNonRestoredState: allowNonRestored,
 				OnCheckpoint:          func(c *checkpoint.Completed) { last = c },
-				OnListening: func(addr string) {
-					fmt.Fprintf(out, "control endpoint and web page: http://%s/\n", addr)
+				OnListening: func(addr, tokenFile string) {
+					scheme := "http"
+					if cfg.Control.TLS() {
+						scheme = "https"
+					}
+					fmt.Fprintf(out, "control endpoint and web page: %s://%s/ (token for savepoint and stop: %s)\n", scheme, addr, tokenFile)
 				}}
 			start := time.Now()
 			if err := l.Run(ctx, job); err != nil {

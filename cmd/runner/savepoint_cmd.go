@@ -67,7 +67,7 @@ checkpoint with --from latest.`,
 			if err != nil {
 				return err
 			}
-			if err := control.Cancel(cmd.Context(), to.addr, to.job); err != nil {
+			if err := to.client.Cancel(cmd.Context(), to.job); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested; waiting up to %s for the job to end\n", stopWait)
@@ -126,7 +126,7 @@ func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, sto
 		return err
 	}
 	done := followSavepoint(cmd.Context(), to, newLogger(g))
-	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain})
+	ptr, err := to.client.TriggerSavepoint(cmd.Context(), control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain})
 	done(err)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)

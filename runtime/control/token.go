@@ -1,0 +1,124 @@
+package control
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+// TokenEnv is the environment variable the CLI takes the job's token from, before any file.
+const TokenEnv = "FLOWSTATE_REST_TOKEN"
+
+// minTokenLen is the shortest token a token file may hold.
+const minTokenLen = 16
+
+// NewToken returns a fresh random token: 32 bytes from crypto/rand, in hex.
+func NewToken() string {
+	b := make([]byte, 32)
+	rand.Read(b) // never fails (crypto/rand)
+	return hex.EncodeToString(b)
+}
+
+// TokenDir is the directory a runner writes its generated token file into:
+// $XDG_RUNTIME_DIR/flowstate, else flowstate/run in the user's cache directory
+// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
+func TokenDir() (string, error) {
+	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
+		return filepath.Join(d, "flowstate"), nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no directory for the control endpoint's token (XDG_RUNTIME_DIR is not set): %w", err)
+	}
+	return filepath.Join(d, "flowstate", "run"), nil
+}
+
+// DefaultTokenFile is the file a runner whose endpoint listens on port writes its
+// generated token to, and where the CLI on the same machine reads it: rest-PORT.token in
+// TokenDir.
+func DefaultTokenFile(port string) (string, error) {
+	d, err := TokenDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "rest-"+port+".token"), nil
+}
+
+// WriteTokenFile writes token to path, readable by this user only (0600), in a directory
+// only this user may enter (0700, created if missing; an existing one must be this user's
+// and closed to others).
+func WriteTokenFile(path, token string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("control endpoint token: %w", err)
+	}
+	if err := checkPrivate(dir, true); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".token-*")
+	if err != nil {
+		return fmt.Errorf("control endpoint token: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.WriteString(token + "\n"); err != nil {
+		tmp.Close()
+		return fmt.Errorf("control endpoint token: write %s: %w", tmp.Name(), err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("control endpoint token: write %s: %w", tmp.Name(), err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("control endpoint token: %w", err)
+	}
+	return nil
+}
+
+// ReadTokenFile reads the token in path, which others than its owner must not be able to
+// read (as ssh refuses an open key file); what names the file for messages (a key, or the
+// runner's default file).
+func ReadTokenFile(path, what string) (string, error) {
+	if err := checkPrivate(path, false); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < minTokenLen || strings.ContainsAny(tok, " \t\r\n") {
+		return "", fmt.Errorf("%s: %s must hold one token of at least %d characters and no spaces (for example the output of openssl rand -hex 32)", what, path, minTokenLen)
+	}
+	return tok, nil
+}
+
+// checkPrivate refuses a file or directory others than this user may read or change.
+func checkPrivate(path string, dir bool) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if dir != fi.IsDir() {
+		return fmt.Errorf("%s: %w", path, fs.ErrInvalid)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%s is open to other users (mode %04o): chmod go-rwx %s", path, perm, path)
+	}
+	if uid, ok := owner(fi); ok && uid != os.Getuid() {
+		return fmt.Errorf("%s belongs to user %d, not to this user (%d)", path, uid, os.Getuid())
+	}
+	return nil
+}
+
+// owner returns the user id that owns fi.
+func owner(fi fs.FileInfo) (int, bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
