@@ -80,9 +80,18 @@ func copyFile(src, dst string) error {
 }
 
 func TestMain(m *testing.M) {
+	// The runners' control endpoint token files go to a directory of this test process
+	// ($XDG_RUNTIME_DIR/flowstate), never to the user's own.
+	runtimeDir, err := os.MkdirTemp("", "flowstate-e2e-run-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", runtimeDir)
 	code := m.Run()
 	if faultDir != "" {
 		os.RemoveAll(faultDir)
 	}
+	os.RemoveAll(runtimeDir)
 	os.Exit(code)
 }

@@ -109,11 +109,11 @@ func (c Control) Exposure() string {
 func (p *parser) checkControl() {
 	c := p.c.Control
 	if (c.CertFile == "") != (c.KeyFile == "") {
-		key := KeyRestSSLCert
-		if c.CertFile != "" {
+		key := KeyRestSSLCert // the one set, at its line
+		if c.KeyFile != "" {
 			key = KeyRestSSLKey
 		}
-		p.errs.addAt(p.c.File, p.spellingOf(key), fmt.Errorf("%w: %s and %s go together: set both to serve HTTPS",
+		p.errs.addAt(p.c.File, p.spellingOf(key), fmt.Errorf("%w: %s and %s go together: set both to serve HTTPS (the other is missing)",
 			ErrBadValue, KeyRestSSLCert, KeyRestSSLKey))
 	}
 }
