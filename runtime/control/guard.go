@@ -64,7 +64,8 @@ func (g *guard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	given, ok := requestToken(r)
 	switch {
 	case !ok:
-		w.Header().Set("WWW-Authenticate", `Bearer realm="flowstate", Basic realm="flowstate"`)
+		w.Header().Add("WWW-Authenticate", `Basic realm="flowstate job: any user name, the token as password"`)
+		w.Header().Add("WWW-Authenticate", `Bearer realm="flowstate"`)
 		refuse(w, http.StatusUnauthorized, "refused: this request needs the job's token (Authorization: Bearer TOKEN); "+g.tokenHelp)
 	case subtle.ConstantTimeCompare([]byte(given), g.token) != 1:
 		refuse(w, http.StatusForbidden, "refused: the token is not this job's; "+g.tokenHelp)

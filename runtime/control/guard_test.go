@@ -149,16 +149,28 @@ func TestTextPlainPostIsRefused(t *testing.T) {
 	notCancelled(t, cancelled, "a POST that is not JSON")
 }
 
-// TestClosedReadsNeedTheToken: with reads closed, a GET without the token is refused and
-// one with it served; with reads open, a GET is served without it.
+// TestClosedReadsNeedTheToken: with reads closed, a GET without the token is refused with
+// a Basic challenge (a browser asks for a password) and one with it served, as Bearer or as
+// a Basic password; with reads open, a GET is served without it.
 func TestClosedReadsNeedTheToken(t *testing.T) {
 	s, c, _ := listenWith(t, Options{})
-	if code, _ := do(t, "GET", s.Addr(), JobPath, nil, ""); code != http.StatusUnauthorized {
-		t.Fatalf("GET with closed reads, no token: %d; want 401", code)
+	resp, err := http.Get("http://" + s.Addr() + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Basic ") {
+		t.Fatalf("GET with closed reads, no token: %s %v; want 401 with a Basic challenge", resp.Status, resp.Header)
 	}
 	if _, err := c.Job(context.Background()); err != nil {
 		t.Fatalf("GET with closed reads and the token: %v", err)
 	}
+	req, _ := http.NewRequest("GET", "http://"+s.Addr()+JobPath, nil)
+	req.SetBasicAuth("me", tokenOf(t, s))
+	if resp, err = http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET with the token as Basic password: %v %v", resp, err)
+	}
+	resp.Body.Close()
 	s, _, _ = listen(t)
 	if code, _ := do(t, "GET", s.Addr(), JobPath, nil, ""); code != http.StatusOK {
 		t.Fatalf("GET with open reads, no token: %d; want 200", code)

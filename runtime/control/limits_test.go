@@ -88,8 +88,8 @@ func openFiles(t *testing.T) int {
 // timeout frees their places.
 func TestHeldConnectionsAreBounded(t *testing.T) {
 	const limit, held = 4, 24
-	s, c, _ := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: 300 * time.Millisecond, MaxConnections: limit}})
-	c = NewClient(s.Addr(), tokenOf(t, s), "the test", nil) // no connection kept alive
+	s, _, _ := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: 300 * time.Millisecond, MaxConnections: limit}})
+	c := NewClient(s.Addr(), tokenOf(t, s), "the test", nil) // no connection kept alive
 	base := openFiles(t)
 	var peak atomic.Int64
 	sample := func() {
