@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"net"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/flowstate/flowstate/runtime"
@@ -75,7 +76,7 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 
 // target returns the jobTarget of job at addr, with a client that sends the job's token,
 // found as docs/operations.md says: $FLOWSTATE_REST_TOKEN, else the file rest.token-file
-// names, else the file the runner on this machine wrote for its port. Without any, the
+// names, else the file the runner on this machine wrote for its port (control.TokenFiles). Without any, the
 // request goes without a token, and the endpoint serves it only if it is an open read.
 // With rest.ssl.* configured the client talks HTTPS, trusting
 // rest.ssl.trust-certificate or else rest.ssl.certificate.
@@ -110,16 +111,20 @@ func findToken(c config.Control, addr string) (token, from string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("control endpoint %q: %w", addr, err)
 	}
-	path, err := control.DefaultTokenFile(port)
+	files, err := control.TokenFiles(port)
 	if err != nil {
 		return "", "", err
 	}
-	t, err := control.ReadTokenFile(path, "the runner's token file")
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Sprintf("none: %s is not set, nor rest.token-file, and this machine has no %s, which the runner writes on its machine", control.TokenEnv, path), nil
-	case err != nil:
-		return "", "", err
+	for _, path := range files {
+		t, err := control.ReadTokenFile(path, "the runner's token file")
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return "", "", err
+		}
+		return t, "the runner's token file " + path, nil
 	}
-	return t, "the runner's token file " + path, nil
+	return "", fmt.Sprintf("none: %s is not set, nor rest.token-file, and this machine has none of %s, which the runner writes on its machine",
+		control.TokenEnv, strings.Join(files, ", ")), nil
 }

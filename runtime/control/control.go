@@ -90,7 +90,7 @@ type Options struct {
 	// page).
 	More http.Handler
 	// TokenFile holds the job's token (rest.token-file); "": Listen makes a fresh token
-	// and writes it to DefaultTokenFile of the bound port, and Close removes that file.
+	// and writes it to the first of TokenFiles of the bound port, and Close removes it.
 	// Every request but an open read must carry the token.
 	TokenFile string
 	// OpenReads serves GET and HEAD requests without the token.
@@ -154,8 +154,10 @@ func Listen(o Options) (*Server, error) {
 	help := fmt.Sprintf("runner savepoint, stop and status read it from rest.token-file %s (or %s)", o.TokenFile, TokenEnv)
 	if o.TokenFile == "" {
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		path, err := DefaultTokenFile(port)
+		files, err := TokenFiles(port)
+		var path string
 		if err == nil {
+			path = files[0]
 			err = WriteTokenFile(path, token)
 		}
 		if err != nil {

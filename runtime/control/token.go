@@ -24,29 +24,25 @@ func NewToken() string {
 	return hex.EncodeToString(b)
 }
 
-// TokenDir is the directory a runner writes its generated token file into:
-// $XDG_RUNTIME_DIR/flowstate, else flowstate/run in the user's cache directory
-// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
-func TokenDir() (string, error) {
+// TokenFiles are the files a runner whose endpoint listens on port may have written its
+// generated token to, the one it writes first: rest-PORT.token in $XDG_RUNTIME_DIR/flowstate
+// when XDG_RUNTIME_DIR is set, and in flowstate/run of the user's cache directory
+// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux). The CLI reads the first that
+// exists, so a runner started without XDG_RUNTIME_DIR (a system service) is found from a
+// login shell that has it.
+func TokenFiles(port string) ([]string, error) {
+	name := "rest-" + port + ".token"
+	var files []string
 	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return filepath.Join(d, "flowstate"), nil
+		files = append(files, filepath.Join(d, "flowstate", name))
 	}
-	d, err := os.UserCacheDir()
-	if err != nil {
-		return "", fmt.Errorf("no directory for the control endpoint's token (XDG_RUNTIME_DIR is not set): %w", err)
+	if d, err := os.UserCacheDir(); err == nil {
+		files = append(files, filepath.Join(d, "flowstate", "run", name))
 	}
-	return filepath.Join(d, "flowstate", "run"), nil
-}
-
-// DefaultTokenFile is the file a runner whose endpoint listens on port writes its
-// generated token to, and where the CLI on the same machine reads it: rest-PORT.token in
-// TokenDir.
-func DefaultTokenFile(port string) (string, error) {
-	d, err := TokenDir()
-	if err != nil {
-		return "", err
+	if len(files) == 0 {
+		return nil, fmt.Errorf("no directory for the control endpoint's token: neither XDG_RUNTIME_DIR nor a user cache directory ($XDG_CACHE_HOME, $HOME) is set")
 	}
-	return filepath.Join(d, "rest-"+port+".token"), nil
+	return files, nil
 }
 
 // WriteTokenFile writes token to path, readable by this user only (0600), in a directory
