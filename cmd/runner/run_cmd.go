@@ -48,6 +48,9 @@ parallelism, as Flink's CLI does; both are logged.`,
 			}
 			defer s.Close()
 			cfg := s.cfg
+			if err := cfg.Control.CheckExposure(); err != nil { // before anything is said of the job
+				return fmt.Errorf("%s: %w", cfg.File, err)
+			}
 			job, err := jobs.Build(jobSpec(cfg))
 			if err != nil {
 				return fmt.Errorf("%s: %w", cfg.File, err)

@@ -113,7 +113,8 @@ func TestControlEndpointNeedsTheToken(t *testing.T) {
 }
 
 // TestNetworkEndpointNeedsTLS: a runner asked to serve its endpoint on all interfaces in
-// plain HTTP refuses to start, within seconds, naming the keys that would let it; config
+// plain HTTP refuses to start, within seconds and before it says anything of the job,
+// naming the keys that would let it; config
 // explain says the endpoint is refused, and, with the risk accepted, that it is accepted.
 func TestNetworkEndpointNeedsTLS(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 1<<16, 3000, map[string]any{"rest.address": "0.0.0.0"})
@@ -126,8 +127,8 @@ func TestNetworkEndpointNeedsTLS(t *testing.T) {
 			t.Fatalf("the refusal does not name %s:\n%s", want, tail(r.out.String(), 10))
 		}
 	}
-	if strings.Contains(r.out.String(), "control endpoint listening") {
-		t.Fatalf("the refused runner listened:\n%s", tail(r.out.String(), 10))
+	if strings.Contains(r.out.String(), "control endpoint listening") || strings.Contains(r.out.String(), "working state:") {
+		t.Fatalf("the refused runner listened or described the job before refusing:\n%s", tail(r.out.String(), 10))
 	}
 	explain := func(cfg string) string {
 		out, err := runnerCmd(t, "config", "explain", "--config", cfg, "--plugin-dir", testbin.PluginDir(t))

@@ -77,8 +77,8 @@ func (c Control) CheckExposure() error {
 	if c.Access() != "refused" {
 		return nil
 	}
-	return fmt.Errorf("%w: rest.address: the control endpoint on %s would serve plain HTTP beyond this machine: set %s and %s to serve HTTPS, or %s: true to accept the risk (or bind a loopback address)",
-		ErrBadValue, c.Address, KeyRestSSLCert, KeyRestSSLKey, KeyRestPlaintextRisk)
+	return fmt.Errorf("%s: %w: the control endpoint on %s would serve plain HTTP beyond this machine: set %s and %s to serve HTTPS, or %s: true to accept the risk (or bind a loopback address)",
+		KeyRestAddress, ErrBadValue, c.Address, KeyRestSSLCert, KeyRestSSLKey, KeyRestPlaintextRisk)
 }
 
 // Exposure says who can reach the endpoint and how it is protected, for config explain.
