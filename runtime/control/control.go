@@ -130,13 +130,6 @@ const (
 // Listen binds o.Address for job o.Job. Requests reach the job through Savepoints(); every
 // request passes the guard first (guard.go).
 func Listen(o Options) (*Server, error) {
-	token := NewToken()
-	if o.TokenFile != "" {
-		var err error
-		if token, err = ReadTokenFile(o.TokenFile, "control endpoint: rest.token-file"); err != nil {
-			return nil, err
-		}
-	}
 	lim := o.Limits.orDefaults()
 	var tlsConf *tls.Config
 	if o.CertFile != "" || o.KeyFile != "" {
@@ -150,23 +143,12 @@ func Listen(o Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("control endpoint %s (rest.address, rest.port): %w", o.Address, err)
 	}
-	s := &Server{ln: ln, tokenFile: o.TokenFile, job: o.Job, savepoints: make(chan dataflow.SavepointRequest), cancel: o.Cancel}
-	help := fmt.Sprintf("runner savepoint, stop and status read it from rest.token-file %s (or %s)", o.TokenFile, TokenEnv)
-	if o.TokenFile == "" {
-		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		files, err := TokenFiles(port)
-		var path string
-		if err == nil {
-			path = files[0]
-			err = WriteTokenFile(path, token)
-		}
-		if err != nil {
-			ln.Close()
-			return nil, err
-		}
-		s.tokenFile, s.written = path, true
-		help = fmt.Sprintf("the runner wrote it to %s, where runner savepoint, stop and status on this machine read it (elsewhere: %s or rest.token-file)", path, TokenEnv)
+	tok, err := newJobToken(o.TokenFile, ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		return nil, err
 	}
+	s := &Server{ln: ln, tokenFile: tok.file, written: tok.written, job: o.Job, savepoints: make(chan dataflow.SavepointRequest), cancel: o.Cancel}
 	mux := http.NewServeMux()
 	if o.More != nil {
 		mux.Handle("/", o.More)
@@ -177,7 +159,7 @@ func Listen(o Options) (*Server, error) {
 	mux.HandleFunc("POST "+SavepointPath, s.savepoint)
 	mux.HandleFunc("POST "+CancelPath, s.cancelJob)
 	s.srv = &http.Server{
-		Handler:           newGuard(mux, o, token, help),
+		Handler:           newGuard(mux, o, tok),
 		ReadHeaderTimeout: lim.ReadTimeout,
 		ReadTimeout:       lim.ReadTimeout,
 		WriteTimeout:      lim.WriteTimeout,

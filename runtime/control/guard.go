@@ -26,10 +26,10 @@ type guard struct {
 	hosts     map[string]bool // allowed Host names besides IP literals, lower case
 }
 
-// newGuard returns the guard for an endpoint serving next with token; tokenHelp says where
-// the CLI finds it. o.AllowedHosts are further names the endpoint is reached by.
-func newGuard(next http.Handler, o Options, token, tokenHelp string) *guard {
-	g := &guard{next: next, tls: o.CertFile != "", token: []byte(token), tokenHelp: tokenHelp,
+// newGuard returns the guard for an endpoint serving next with tok. o.AllowedHosts are
+// further names the endpoint is reached by.
+func newGuard(next http.Handler, o Options, tok jobToken) *guard {
+	g := &guard{next: next, tls: o.CertFile != "", token: []byte(tok.value), tokenHelp: tok.help,
 		openReads: o.OpenReads, hosts: map[string]bool{"localhost": true}}
 	if h, err := os.Hostname(); err == nil && h != "" {
 		g.hosts[strings.ToLower(h)] = true

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,34 @@ func NewToken() string {
 	b := make([]byte, 32)
 	rand.Read(b) // never fails (crypto/rand)
 	return hex.EncodeToString(b)
+}
+
+// jobToken is the token an endpoint serves with, and where the CLI finds it.
+type jobToken struct {
+	value, file string
+	written     bool   // the endpoint wrote file, and removes it when it closes
+	help        string // where the CLI finds the token, for refusals (no secret)
+}
+
+// newJobToken returns the token in file (rest.token-file), or, with file "", a fresh one
+// written to the first of TokenFiles of addr's port.
+func newJobToken(file, addr string) (jobToken, error) {
+	if file != "" {
+		v, err := ReadTokenFile(file, "control endpoint: rest.token-file")
+		return jobToken{value: v, file: file,
+			help: fmt.Sprintf("runner savepoint, stop and status read it from rest.token-file %s (or %s)", file, TokenEnv)}, err
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return jobToken{}, fmt.Errorf("control endpoint %s: %w", addr, err)
+	}
+	files, err := TokenFiles(port)
+	if err != nil {
+		return jobToken{}, err
+	}
+	t := jobToken{value: NewToken(), file: files[0], written: true,
+		help: fmt.Sprintf("the runner wrote it to %s, where runner savepoint, stop and status on this machine read it (elsewhere: %s or rest.token-file)", files[0], TokenEnv)}
+	return t, WriteTokenFile(t.file, t.value)
 }
 
 // TokenFiles are the files a runner whose endpoint listens on port may have written its
