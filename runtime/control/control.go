@@ -100,7 +100,7 @@ type Options struct {
 	// AllowedHosts are names the endpoint is reached by besides its IP addresses,
 	// localhost and this machine's host name (rest.allowed-hosts).
 	AllowedHosts []string
-	// Limits bound what clients may hold; zero fields take DefaultLimits'.
+	// Limits bound what clients may hold; zero fields take defaultLimits' (docs/operations.md).
 	Limits Limits
 }
 
@@ -118,8 +118,8 @@ type Limits struct {
 	MaxConnections int
 }
 
-// DefaultLimits are the limits of a runner's endpoint.
-var DefaultLimits = Limits{ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxConnections: 32}
+// defaultLimits are the limits of a runner's endpoint, as docs/operations.md states them.
+var defaultLimits = Limits{ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxConnections: 32}
 
 // maxHeaderBytes bounds a request's headers; maxBodyBytes its body.
 const (
@@ -176,7 +176,7 @@ func Listen(o Options) (*Server, error) {
 }
 
 func (l Limits) orDefaults() Limits {
-	d := DefaultLimits
+	d := defaultLimits
 	if l.ReadTimeout > 0 {
 		d.ReadTimeout = l.ReadTimeout
 	}
