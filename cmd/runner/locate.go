@@ -76,10 +76,10 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 
 // target returns the jobTarget of job at addr, with a client that sends the job's token,
 // found as docs/operations.md says: $FLOWSTATE_REST_TOKEN, else the file rest.token-file
-// names, else the file the runner on this machine wrote for its port (control.TokenFiles). Without any, the
-// request goes without a token, and the endpoint serves it only if it is an open read.
-// With rest.ssl.* configured the client talks HTTPS, trusting
-// rest.ssl.trust-certificate or else rest.ssl.certificate.
+// names, else the file the runner on this machine wrote for its port (control.TokenFiles).
+// Without any, the request goes without a token, and the endpoint serves it only if it is
+// an open read. With rest.ssl.certificate or rest.ssl.trust-certificate set the client
+// talks HTTPS, trusting rest.ssl.trust-certificate or else rest.ssl.certificate.
 func target(c config.Control, job, addr string) (jobTarget, error) {
 	token, from, err := findToken(c, addr)
 	if err != nil {

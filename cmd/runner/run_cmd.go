@@ -67,7 +67,7 @@ parallelism, as Flink's CLI does; both are logged.`,
 				OnCheckpoint:          func(c *checkpoint.Completed) { last = c },
 				OnListening: func(addr, tokenFile string) {
 					scheme := "http"
-					if cfg.Control.TLS() {
+					if cfg.Control.CertFile != "" {
 						scheme = "https"
 					}
 					fmt.Fprintf(out, "control endpoint and web page: %s://%s/ (token for savepoint and stop: %s)\n", scheme, addr, tokenFile)
