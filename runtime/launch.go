@@ -49,10 +49,10 @@ type Launch struct {
 	Stats *dataflow.RunStats
 	// OnCheckpoint, if set, is called after every completed checkpoint.
 	OnCheckpoint func(c *checkpoint.Completed)
-	// OnListening, if set, is called with the control endpoint's address once the run
-	// holds its job's leases (Executor.OnOwned): a run another runner's lease refuses
-	// never calls it, though its endpoint listened.
-	OnListening func(addr string)
+	// OnListening, if set, is called with the control endpoint's address and the file that
+	// holds its token once the run holds its job's leases (Executor.OnOwned): a run another
+	// runner's lease refuses never calls it, though its endpoint listened.
+	OnListening func(addr, tokenFile string)
 	// WaitForLease makes a run whose job another runner holds wait until that runner's
 	// lease expires, then take it over (Executor.WaitForLease).
 	WaitForLease bool
@@ -68,12 +68,19 @@ func (l *Launch) Run(ctx context.Context, job *dataflow.Job) error {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
+	if err := l.Config.Control.CheckExposure(); err != nil {
+		return err
+	}
 	m := monitor.New(job.Name, monitor.Options{})
 	l.Host.Observe(m.PluginCalls)
 	defer l.Host.Observe(nil)
 	jobCtx, cancelJob := context.WithCancelCause(ctx)
 	defer cancelJob(nil)
-	srv, err := control.Listen(l.Config.Control.Address, job.Name, func() { cancelJob(ErrJobCancelled) }, monitor.Handler(m))
+	c := l.Config.Control
+	srv, err := control.Listen(control.Options{
+		Address: c.Address, Job: job.Name, Cancel: func() { cancelJob(ErrJobCancelled) }, More: monitor.Handler(m),
+		TokenFile: c.TokenFile, OpenReads: c.ReadsOpen(), CertFile: c.CertFile, KeyFile: c.KeyFile, AllowedHosts: c.AllowedHosts,
+	})
 	if err != nil {
 		return err
 	}
@@ -84,9 +91,9 @@ func (l *Launch) Run(ctx context.Context, job *dataflow.Job) error {
 		AllowNonRestoredState: l.AllowNonRestoredState, Savepoints: srv.Savepoints(),
 		ControlAddress: srv.Addr(), Monitor: m, WaitForLease: l.WaitForLease,
 		OnOwned: func() { // named only once the run owns the job: a refused run's endpoint is closed at once
-			log.Info("control endpoint listening", "address", srv.Addr(), "job", job.Name)
+			log.Info("control endpoint listening", "address", srv.Addr(), "job", job.Name, "token_file", srv.TokenFile(), "access", c.Access())
 			if l.OnListening != nil {
-				l.OnListening(srv.Addr())
+				l.OnListening(srv.Addr(), srv.TokenFile())
 			}
 		},
 	}

@@ -247,10 +247,19 @@ func TestLivePluginsRefusesInProcessInstances(t *testing.T) {
 }
 
 // TestMain lets the test binary serve as a restore child (see restoreChildEnv), as the
-// flowbench binary does.
+// flowbench binary does. The runners it starts write their control endpoints' token files
+// in a runtime directory of this test process, never the user's own.
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(restoreChildEnv); spec != "" {
 		os.Exit(restoreChild(spec))
 	}
-	os.Exit(m.Run())
+	dir, err := os.MkdirTemp("", "flowbench-test-run-")
+	if err != nil {
+		os.Stderr.WriteString(err.Error() + "\n")
+		os.Exit(1)
+	}
+	os.Setenv("XDG_RUNTIME_DIR", dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }

@@ -2,11 +2,18 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"strings"
 	"time"
 
 	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/control"
 )
 
 // notRunningError says that no runner holds job, and how that is known.
@@ -18,9 +25,11 @@ func notRunning(job, format string, args ...any) error {
 	return &notRunningError{job, fmt.Sprintf(format, args...)}
 }
 
-// jobTarget is where savepoint and stop send their request.
+// jobTarget is where savepoint and stop send their request, and the client that sends it
+// with the job's token.
 type jobTarget struct {
 	job, addr string
+	client    *control.Client
 }
 
 // locateJob finds the control endpoint of the runner that holds job jobName ("": the job
@@ -45,7 +54,7 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	rec, where, err := runtime.JobLease(ctx, s.cfg, s.host, job)
 	switch {
 	case errors.Is(err, runtime.ErrNoLease) && s.cfg.Control.Pinned():
-		return jobTarget{job: job, addr: s.cfg.Control.Address}, nil
+		return target(s.cfg.Control, job, s.cfg.Control.Address)
 	case errors.Is(err, runtime.ErrNoLease):
 		return jobTarget{}, notRunning(job, "no runner holds job %q: %v (and rest.port is not set)", job, err)
 	case err != nil:
@@ -62,5 +71,60 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	case rec.Control == "":
 		return jobTarget{}, fmt.Errorf("job %q is held by %s, which has no control endpoint (lease in %s)", job, rec.Holder, where)
 	}
-	return jobTarget{job: job, addr: runtime.ControlAddress(rec)}, nil
+	return target(s.cfg.Control, job, runtime.ControlAddress(rec))
+}
+
+// target returns the jobTarget of job at addr, with a client that sends the job's token,
+// found as docs/operations.md says: $FLOWSTATE_REST_TOKEN, else the file rest.token-file
+// names, else the file the runner on this machine wrote for its port (control.TokenFiles).
+// Without any, the request goes without a token, and the endpoint serves it only if it is
+// an open read. With rest.ssl.certificate or rest.ssl.trust-certificate set the client
+// talks HTTPS, trusting rest.ssl.trust-certificate or else rest.ssl.certificate.
+func target(c config.Control, job, addr string) (jobTarget, error) {
+	token, from, err := findToken(c, addr)
+	if err != nil {
+		return jobTarget{}, err
+	}
+	var trust *x509.CertPool
+	if c.TLS() {
+		file, key := c.TrustFile, config.KeyRestSSLTrust
+		if file == "" {
+			file, key = c.CertFile, config.KeyRestSSLCert
+		}
+		if trust, err = control.LoadTrust(file, key); err != nil {
+			return jobTarget{}, err
+		}
+	}
+	return jobTarget{job: job, addr: addr, client: control.NewClient(addr, token, from, trust)}, nil
+}
+
+// findToken returns the job's token for the endpoint at addr and where it came from.
+func findToken(c config.Control, addr string) (token, from string, err error) {
+	if t := os.Getenv(control.TokenEnv); t != "" {
+		return t, "$" + control.TokenEnv, nil
+	}
+	if c.TokenFile != "" {
+		t, err := control.ReadTokenFile(c.TokenFile, config.KeyRestTokenFile)
+		return t, config.KeyRestTokenFile + " " + c.TokenFile, err
+	}
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", "", fmt.Errorf("control endpoint %q: %w", addr, err)
+	}
+	files, err := control.TokenFiles(port)
+	if err != nil {
+		return "", "", err
+	}
+	for _, path := range files {
+		t, err := control.ReadTokenFile(path, "the runner's token file")
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return "", "", err
+		}
+		return t, "the runner's token file " + path, nil
+	}
+	return "", fmt.Sprintf("none: %s is not set, nor rest.token-file, and this machine has none of %s, which the runner writes on its machine",
+		control.TokenEnv, strings.Join(files, ", ")), nil
 }

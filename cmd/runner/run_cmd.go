@@ -55,6 +55,9 @@ then takes the job over.`,
 			}
 			defer s.Close()
 			cfg := s.cfg
+			if err := cfg.Control.CheckExposure(); err != nil { // before anything is said of the job
+				return fmt.Errorf("%s: %w", cfg.File, err)
+			}
 			job, err := jobs.Build(jobSpec(cfg))
 			if err != nil {
 				return fmt.Errorf("%s: %w", cfg.File, err)
@@ -69,8 +72,12 @@ then takes the job over.`,
 			l := &runtime.Launch{Config: cfg, Host: s.host, Logger: s.log, From: from, Stats: stats,
 				AllowNonRestoredState: allowNonRestored, WaitForLease: wait,
 				OnCheckpoint: func(c *checkpoint.Completed) { last = c },
-				OnListening: func(addr string) {
-					fmt.Fprintf(out, "control endpoint and web page: http://%s/\n", addr)
+				OnListening: func(addr, tokenFile string) {
+					scheme := "http"
+					if cfg.Control.CertFile != "" {
+						scheme = "https"
+					}
+					fmt.Fprintf(out, "control endpoint and web page: %s://%s/ (token for savepoint and stop: %s)\n", scheme, addr, tokenFile)
 				}}
 			start := time.Now()
 			if err := l.Run(ctx, job); err != nil {

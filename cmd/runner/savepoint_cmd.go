@@ -19,7 +19,9 @@ func newSavepointCmd(g *globalFlags) *cobra.Command {
 		Short: "Take a savepoint of the running job (prints its pointer as the last line), or dispose of one",
 		Long: `Take a savepoint of the job running with this configuration, through the runner's control
 endpoint: the address recorded with the job's lease, or the pinned rest.address and rest.port
-when the job has no lease record. The endpoint refuses a request for another job. A savepoint
+when the job has no lease record. The request carries the job's token: $FLOWSTATE_REST_TOKEN,
+else the file rest.token-file names, else the file the runner on this machine wrote for its
+port (docs/operations.md). The endpoint refuses a request for another job. A savepoint
 is self-contained and in the canonical format, so any state backend can restore it: resume
 with 'runner run --from POINTER'. It goes to --target, or to execution.checkpointing.savepoint-dir.
 
@@ -69,7 +71,7 @@ checkpoint with --from latest.`,
 			if err != nil {
 				return err
 			}
-			if err := control.Cancel(cmd.Context(), to.addr, to.job); err != nil {
+			if err := to.client.Cancel(cmd.Context(), to.job); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "cancel requested; waiting up to %s for the job to end\n", stopWait)
@@ -128,7 +130,7 @@ func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, sto
 		return err
 	}
 	done := followSavepoint(cmd.Context(), to, newLogger(g))
-	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain})
+	ptr, err := to.client.TriggerSavepoint(cmd.Context(), control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain})
 	done(err)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)

@@ -70,11 +70,11 @@ type savepointProgress struct{ uploaded, total int64 }
 // with completed the latest completed one; false when there is none or the runner did not
 // answer.
 func savepointStats(ctx context.Context, to jobTarget, completed bool) (savepointProgress, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+to.addr+"/jobs/"+url.PathEscape(to.job)+"/checkpoints", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, to.client.URL("/jobs/"+url.PathEscape(to.job)+"/checkpoints"), nil)
 	if err != nil {
 		return savepointProgress{}, false
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := to.client.HTTP().Do(req)
 	if err != nil {
 		return savepointProgress{}, false
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -38,7 +37,7 @@ answers of GET /jobs/<job> and GET /jobs/<job>/checkpoints.`,
 			case err != nil:
 				return err
 			default:
-				if st, err = monitor.GetStatus(ctx, &http.Client{}, to.addr, to.job); err != nil {
+				if st, err = monitor.GetStatus(ctx, to.client.HTTP(), to.client.URL(""), to.job); err != nil {
 					return fmt.Errorf("status of job %q: %w", to.job, err)
 				}
 			}

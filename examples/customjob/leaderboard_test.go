@@ -79,6 +79,7 @@ func diff(got, want []string) string {
 
 // TestLeaderboard runs the job on the bundled input, plugins in-process.
 func TestLeaderboard(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the control endpoint's token file goes here
 	dir := t.TempDir()
 	o := options{
 		input: "input/plays.txt", output: filepath.Join(dir, "out"), checkpoints: filepath.Join(dir, "chk"),
@@ -102,6 +103,7 @@ func TestLeaderboard(t *testing.T) {
 // TestLeaderboardResumesFromCheckpoint interrupts a rate-limited run once a checkpoint is
 // complete and resumes it with -from latest: the output must hold every summary exactly once.
 func TestLeaderboardResumesFromCheckpoint(t *testing.T) {
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir()) // the control endpoint's token file goes here
 	dir := t.TempDir()
 	input := filepath.Join(dir, "plays.txt")
 	var sb strings.Builder

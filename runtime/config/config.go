@@ -212,20 +212,6 @@ type ExponentialDelay struct {
 	AttemptsBeforeReset int           // attempts-before-reset-backoff (2147483647)
 }
 
-// Control holds the control endpoint settings.
-type Control struct {
-	// Address is host:port, "127.0.0.1:0" by default: port 0 listens on an ephemeral
-	// port, recorded with the job's lease.
-	Address string
-}
-
-// Pinned reports whether Address names a port (rest.port set, and not 0): the endpoint
-// listens there or not at all, and savepoint and stop can reach it without the lease.
-func (c Control) Pinned() bool {
-	_, port, err := net.SplitHostPort(c.Address)
-	return err == nil && port != "0"
-}
-
 // optValue is one plugin option as configured.
 type optValue struct {
 	value string

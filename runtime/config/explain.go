@@ -66,6 +66,10 @@ type Explanation struct {
 	// RestartStrategy is the restart strategy's name; Restart describes it.
 	RestartStrategy string `json:"restart_strategy"`
 	Restart         string `json:"restart"`
+	// ControlAccess is how the control endpoint is protected: "loopback", "tls" or
+	// "plaintext-risk-accepted"; ControlEndpoint says it in words (no secret).
+	ControlAccess   string `json:"control_endpoint_access"`
+	ControlEndpoint string `json:"control_endpoint"`
 	// JobName, Parallelism and MaxParallelism are the job's (job.*, parallelism.default,
 	// -p).
 	JobName        string `json:"job_name"`
@@ -122,6 +126,8 @@ func Explain(c *Config) Explanation {
 		RestorePath:                c.Recovery.Path,
 		ClaimMode:                  c.Recovery.ClaimMode,
 		RestartStrategy:            c.Restart.Type,
+		ControlAccess:              c.Control.Access(),
+		ControlEndpoint:            c.Control.Exposure(),
 		JobName:                    c.JobName(),
 		Parallelism:                c.Job.Parallelism,
 		MaxParallelism:             c.Job.MaxParallelism,

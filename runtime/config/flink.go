@@ -276,7 +276,7 @@ var flinkKeys = []flinkKey{
 	// WebOptions, HighAvailabilityOptions, MetricOptions, SecurityOptions, ...).
 	{key: "jobmanager.", status: flinkIgnored, what: whyCluster, group: groupCluster},
 	{key: "taskmanager.", status: flinkIgnored, what: whyCluster, group: groupCluster},
-	{key: "rest.", status: flinkIgnored, what: "Flink's REST endpoint; the runner's control endpoint uses rest.address and rest.port only", group: groupCluster},
+	{key: "rest.", status: flinkIgnored, what: "Flink's REST endpoint; the runner's control endpoint has its own rest.* keys (docs/configuration.md)", group: groupCluster},
 	{key: "web.", status: flinkIgnored, what: "Flink's web UI", group: groupCluster},
 	{key: "blob.", status: flinkIgnored, what: whyCluster, group: groupCluster},
 	{key: "akka.", status: flinkIgnored, what: whyCluster, group: groupCluster},
@@ -304,7 +304,7 @@ var flinkKeys = []flinkKey{
 	{key: "metrics.", status: flinkIgnored, what: whyMetrics, group: groupCluster},
 	{key: "jmx.", status: flinkIgnored, what: whyMetrics, group: groupCluster},
 	{key: "historyserver.", status: flinkIgnored, what: "Flink's history server", group: groupCluster},
-	{key: "security.", status: flinkIgnored, what: "security of Flink's cluster (Kerberos, SSL between its processes); plugins talk to the runner over local pipes", group: groupCluster},
+	{key: "security.", status: flinkIgnored, what: "security of Flink's cluster (Kerberos, SSL between its processes and of its REST endpoint, with keystores); plugins talk to the runner over local pipes, and the control endpoint's TLS is rest.ssl.certificate and rest.ssl.key (PEM)", group: groupCluster},
 	{key: "fs.", status: flinkIgnored, what: "Flink's file system layer; fsstorage has its own options (execution.checkpointing.fsstorage.*)", group: groupCluster},
 	{key: "gs.", status: flinkIgnored, what: "Flink's file system layer; fsstorage has its own options (execution.checkpointing.fsstorage.*)", group: groupCluster},
 	{key: "external-resources", status: flinkIgnored, what: whyCluster, group: groupCluster},

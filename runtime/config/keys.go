@@ -68,6 +68,14 @@ const (
 	KeyAllowOutsideDir = "plugins.allow-outside-dir"
 	KeyRestAddress     = "rest.address"
 	KeyRestPort        = "rest.port"
+	// The control endpoint's security (Flowstate's own; docs/operations.md).
+	KeyRestTokenFile     = "rest.token-file"
+	KeyRestOpenReads     = "rest.open-reads"
+	KeyRestAllowedHosts  = "rest.allowed-hosts"
+	KeyRestSSLCert       = "rest.ssl.certificate"
+	KeyRestSSLKey        = "rest.ssl.key"
+	KeyRestSSLTrust      = "rest.ssl.trust-certificate"
+	KeyRestPlaintextRisk = "rest.accept-plaintext-risk"
 	// KeyGCHeadroom is Flowstate's own: see Memory.GCHeadroom.
 	KeyGCHeadroom          = "runner.memory.gc-headroom"
 	backendOptionPrefix    = "state.backend."
@@ -197,6 +205,13 @@ var currentKeys = map[string]keyDef{
 	KeyAllowOutsideDir:     {kind: kindString},
 	KeyRestAddress:         {kind: kindString},
 	KeyRestPort:            {kind: kindInt, min: 0, max: 65535},
+	KeyRestTokenFile:       {kind: kindPath},
+	KeyRestOpenReads:       {kind: kindBool},
+	KeyRestAllowedHosts:    {kind: kindString},
+	KeyRestSSLCert:         {kind: kindPath},
+	KeyRestSSLKey:          {kind: kindPath},
+	KeyRestSSLTrust:        {kind: kindPath},
+	KeyRestPlaintextRisk:   {kind: kindBool},
 	KeyGCHeadroom:          {kind: kindSize, min: 0, max: maxGCHeadroom},
 }
 

@@ -93,19 +93,40 @@ func (p *parser) set(key string, v any) {
 	case KeyGCHeadroom:
 		c.Memory.GCHeadroom = v.(int64)
 	case KeyAllowOutsideDir:
-		c.Plugins.AllowOutsideDir = nil
-		for _, name := range strings.Split(v.(string), ",") {
-			if name = strings.TrimSpace(name); name != "" {
-				c.Plugins.AllowOutsideDir = append(c.Plugins.AllowOutsideDir, name)
-			}
-		}
+		c.Plugins.AllowOutsideDir = splitList(v.(string))
 	case KeyRestAddress:
 		p.address = v.(string)
 	case KeyRestPort:
 		p.port = strconv.FormatInt(v.(int64), 10)
+	case KeyRestTokenFile:
+		c.Control.TokenFile = v.(string)
+	case KeyRestOpenReads:
+		b := v.(bool)
+		c.Control.OpenReads = &b
+	case KeyRestAllowedHosts:
+		c.Control.AllowedHosts = splitList(v.(string))
+	case KeyRestSSLCert:
+		c.Control.CertFile = v.(string)
+	case KeyRestSSLKey:
+		c.Control.KeyFile = v.(string)
+	case KeyRestSSLTrust:
+		c.Control.TrustFile = v.(string)
+	case KeyRestPlaintextRisk:
+		c.Control.AcceptPlaintextRisk = v.(bool)
 	default:
 		p.setRestart(key, v)
 	}
+}
+
+// splitList returns the non-empty items of a comma-separated list.
+func splitList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // badValue reports a value of key that parses but is not allowed.
@@ -150,6 +171,7 @@ func (p *parser) finish() {
 		}
 		c.Control.Address = net.JoinHostPort(host, port)
 	}
+	p.checkControl()
 	p.checkInputOutput()
 	p.finishRestart()
 	p.finishBackend()

@@ -38,6 +38,7 @@ func (e Explanation) Text() string {
 	fmt.Fprintf(&b, "Savepoints\n  %s\n\n", e.Savepoints)
 	fmt.Fprintf(&b, "Restore\n  %s\n\n", e.Restore)
 	fmt.Fprintf(&b, "Restarts\n  %s\n\n", e.Restart)
+	fmt.Fprintf(&b, "Control endpoint (%s)\n  %s\n\n", e.ControlAccess, e.ControlEndpoint)
 	fmt.Fprintf(&b, "Job: %s, parallelism %d (max %d)\n", e.JobName, e.Parallelism, e.MaxParallelism)
 	fmt.Fprintf(&b, "Plugins: %s\n", e.PluginDir)
 	list := func(title string, items []string) {

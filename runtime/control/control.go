@@ -1,18 +1,27 @@
 // Package control is the runner's control endpoint: a small HTTP API, bound to loopback by
 // default, through which `runner savepoint` and `runner stop` reach a running job. Every
-// request that acts on the job names the job it means, and the endpoint refuses a request
-// for another job (409 Conflict): two jobs on one machine never act on each other's
-// requests.
+// request that acts on the job carries the job's secret token and names the job it means;
+// the endpoint refuses a request without the token (401, 403) or for another job (409
+// Conflict): two jobs on one machine never act on each other's requests, and nobody
+// without the token acts on either. Requests of a foreign Host or Origin are refused
+// (guard.go); timeouts and a bound on connections keep the job's descriptors for the job.
 package control
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"log"
 	"net"
 	"net/http"
 	"os"
 	"time"
+
+	"golang.org/x/net/netutil"
 
 	"github.com/flowstate/flowstate/runtime/dataflow"
 )
@@ -63,32 +72,124 @@ type SavepointResponse struct {
 type Server struct {
 	srv        *http.Server
 	ln         net.Listener
+	tokenFile  string
+	written    bool // tokenFile was written by Listen, and Close removes it
 	job        string
 	savepoints chan dataflow.SavepointRequest
 	cancel     context.CancelFunc
 }
 
-// Listen binds addr for job. Requests reach the job through Savepoints(); cancel stops
-// the job; more, if not nil, serves every other path (the job's metrics, statistics and
-// web page). A port of 0 picks a free one (see Addr).
-func Listen(addr, job string, cancel context.CancelFunc, more http.Handler) (*Server, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("control endpoint %s (rest.address, rest.port): %w", addr, err)
+// Options say what an endpoint serves and how it guards itself.
+type Options struct {
+	// Address is host:port to listen on; a port of 0 picks a free one (see Addr).
+	Address string
+	// Job is the name of the job served; Cancel stops it.
+	Job    string
+	Cancel context.CancelFunc
+	// More, if not nil, serves every other path (the job's metrics, statistics and web
+	// page).
+	More http.Handler
+	// TokenFile holds the job's token (rest.token-file); "": Listen makes a fresh token
+	// and writes it to the first of TokenFiles of the bound port, and Close removes it.
+	// Every request but an open read must carry the token.
+	TokenFile string
+	// OpenReads serves GET and HEAD requests without the token.
+	OpenReads bool
+	// CertFile and KeyFile, both set, serve HTTPS only (rest.ssl.certificate, rest.ssl.key).
+	CertFile, KeyFile string
+	// AllowedHosts are names the endpoint is reached by besides its IP addresses,
+	// localhost and this machine's host name (rest.allowed-hosts).
+	AllowedHosts []string
+	// Limits bound what clients may hold; zero fields take defaultLimits' (docs/operations.md).
+	Limits Limits
+}
+
+// Limits bound what the endpoint's clients may hold, so that slow or many clients cannot
+// take the job's file descriptors.
+type Limits struct {
+	// ReadTimeout bounds the reading of a request, body included.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds the writing of an answer; a savepoint's answer, which waits for
+	// the savepoint, is bounded by the job instead (see Server.savepoint).
+	WriteTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection that sends no request.
+	IdleTimeout time.Duration
+	// MaxConnections bounds the connections served at once; more wait to be accepted.
+	MaxConnections int
+}
+
+// defaultLimits are the limits of a runner's endpoint, as docs/operations.md states them.
+var defaultLimits = Limits{ReadTimeout: 10 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 60 * time.Second, MaxConnections: 32}
+
+// maxHeaderBytes bounds a request's headers; maxBodyBytes its body.
+const (
+	maxHeaderBytes = 16 << 10
+	maxBodyBytes   = 64 << 10
+)
+
+// Listen binds o.Address for job o.Job. Requests reach the job through Savepoints(); every
+// request passes the guard first (guard.go).
+func Listen(o Options) (*Server, error) {
+	lim := o.Limits.orDefaults()
+	var tlsConf *tls.Config
+	if o.CertFile != "" || o.KeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(o.CertFile, o.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("control endpoint: rest.ssl.certificate %s, rest.ssl.key %s: %w", o.CertFile, o.KeyFile, err)
+		}
+		tlsConf = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	s := &Server{ln: ln, job: job, savepoints: make(chan dataflow.SavepointRequest), cancel: cancel}
+	ln, err := net.Listen("tcp", o.Address)
+	if err != nil {
+		return nil, fmt.Errorf("control endpoint %s (rest.address, rest.port): %w", o.Address, err)
+	}
+	tok, err := newJobToken(o.TokenFile, ln.Addr().String())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	s := &Server{ln: ln, tokenFile: tok.file, written: tok.written, job: o.Job, savepoints: make(chan dataflow.SavepointRequest), cancel: o.Cancel}
 	mux := http.NewServeMux()
-	if more != nil {
-		mux.Handle("/", more)
+	if o.More != nil {
+		mux.Handle("/", o.More)
 	}
 	mux.HandleFunc("GET "+JobPath, func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, JobInfo{Job: s.job, PID: os.Getpid()})
 	})
 	mux.HandleFunc("POST "+SavepointPath, s.savepoint)
 	mux.HandleFunc("POST "+CancelPath, s.cancelJob)
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go s.srv.Serve(ln)
+	s.srv = &http.Server{
+		Handler:           newGuard(mux, o, tok),
+		ReadHeaderTimeout: lim.ReadTimeout,
+		ReadTimeout:       lim.ReadTimeout,
+		WriteTimeout:      lim.WriteTimeout,
+		IdleTimeout:       lim.IdleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          log.New(io.Discard, "", 0), // a client's bad handshake is no news of the job's
+	}
+	served := netutil.LimitListener(ln, lim.MaxConnections)
+	if tlsConf != nil {
+		served = tls.NewListener(served, tlsConf)
+	}
+	go s.srv.Serve(served)
 	return s, nil
+}
+
+func (l Limits) orDefaults() Limits {
+	d := defaultLimits
+	if l.ReadTimeout > 0 {
+		d.ReadTimeout = l.ReadTimeout
+	}
+	if l.WriteTimeout > 0 {
+		d.WriteTimeout = l.WriteTimeout
+	}
+	if l.IdleTimeout > 0 {
+		d.IdleTimeout = l.IdleTimeout
+	}
+	if l.MaxConnections > 0 {
+		d.MaxConnections = l.MaxConnections
+	}
+	return d
 }
 
 // Addr returns the bound address.
@@ -97,17 +198,27 @@ func (s *Server) Addr() string { return s.ln.Addr().String() }
 // Savepoints returns the channel savepoint requests arrive on, for dataflow.Env.
 func (s *Server) Savepoints() <-chan dataflow.SavepointRequest { return s.savepoints }
 
-// Close stops serving.
+// TokenFile returns the file that holds the job's token: rest.token-file, or the file
+// Listen wrote.
+func (s *Server) TokenFile() string { return s.tokenFile }
+
+// Close stops serving, and removes the token file Listen wrote.
 func (s *Server) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	return s.srv.Shutdown(ctx)
+	err := s.srv.Shutdown(ctx)
+	if s.written {
+		if rerr := os.Remove(s.tokenFile); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("control endpoint: remove the token file: %w", rerr))
+		}
+	}
+	return err
 }
 
 // decode reads a request body into v and checks that it names this endpoint's job; it
 // answers the request itself and returns false otherwise.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any, job func() string) bool {
-	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16)).Decode(v); err != nil {
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes)).Decode(v); err != nil {
 		writeJSON(w, http.StatusBadRequest, SavepointResponse{Error: "bad request: " + err.Error()})
 		return false
 	}
@@ -132,9 +243,18 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
+// savepoint serves a savepoint request. Its answer waits for the savepoint, which the
+// job bounds (execution.checkpointing.timeout, or a drain's end), so once the body is read
+// the handler lifts the connection's read and write deadlines (Limits): a long savepoint
+// is never cut off by them, and a client that goes away ends the wait.
 func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
 	var req SavepointRequest
 	if !s.decode(w, r, &req, func() string { return req.Job }) {
+		return
+	}
+	rc := http.NewResponseController(w)
+	if err := errors.Join(rc.SetReadDeadline(time.Time{}), rc.SetWriteDeadline(time.Time{})); err != nil {
+		writeJSON(w, http.StatusInternalServerError, SavepointResponse{Error: "lift the deadlines of the connection: " + err.Error()})
 		return
 	}
 	reply := make(chan dataflow.SavepointResult, 1)

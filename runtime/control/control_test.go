@@ -11,32 +11,47 @@ import (
 	"github.com/flowstate/flowstate/sdk"
 )
 
-func listen(t *testing.T) (*Server, <-chan struct{}) {
+// listen serves job wc on a free loopback port with open reads (a runner's default on
+// loopback), its token file in a temporary runtime directory, and returns it with a
+// client that sends its token.
+func listen(t *testing.T) (*Server, *Client, <-chan struct{}) {
 	t.Helper()
+	return listenWith(t, Options{OpenReads: true})
+}
+
+// listenWith is listen with options o (Address, Job and Cancel are set here).
+func listenWith(t *testing.T, o Options) (*Server, *Client, <-chan struct{}) {
+	t.Helper()
+	t.Setenv("XDG_RUNTIME_DIR", t.TempDir())
 	cancelled := make(chan struct{})
-	s, err := Listen("127.0.0.1:0", "wc", func() { close(cancelled) }, nil)
+	o.Address, o.Job, o.Cancel = "127.0.0.1:0", "wc", func() { close(cancelled) }
+	s, err := Listen(o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, cancelled
+	tok, err := ReadTokenFile(s.TokenFile(), "token file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, NewClient(s.Addr(), tok, "the test", nil), cancelled
 }
 
 func TestJobAnswersItsName(t *testing.T) {
-	s, _ := listen(t)
-	info, err := Job(context.Background(), s.Addr())
+	_, c, _ := listen(t)
+	info, err := c.Job(context.Background())
 	if err != nil || info.Job != "wc" || info.PID != os.Getpid() {
 		t.Fatalf("Job = %+v, %v; want wc and this pid", info, err)
 	}
 }
 
 func TestCancelOfAnotherJobIsRefused(t *testing.T) {
-	s, cancelled := listen(t)
-	err := Cancel(context.Background(), s.Addr(), "other")
+	_, c, cancelled := listen(t)
+	err := c.Cancel(context.Background(), "other")
 	if err == nil || !strings.Contains(err.Error(), `job "wc", not job "other"`) {
 		t.Fatalf("Cancel of another job = %v; want a refusal naming both jobs", err)
 	}
-	resp, err := call(context.Background(), s.Addr(), CancelPath, CancelRequest{})
+	resp, err := c.call(context.Background(), CancelPath, CancelRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,15 +64,15 @@ func TestCancelOfAnotherJobIsRefused(t *testing.T) {
 		t.Fatal("a refused request cancelled the job")
 	default:
 	}
-	if err := Cancel(context.Background(), s.Addr(), "wc"); err != nil {
+	if err := c.Cancel(context.Background(), "wc"); err != nil {
 		t.Fatalf("Cancel of the job: %v", err)
 	}
 	<-cancelled
 }
 
 func TestSavepointOfAnotherJobIsRefused(t *testing.T) {
-	s, _ := listen(t)
-	_, err := TriggerSavepoint(context.Background(), s.Addr(), SavepointRequest{Job: "other"})
+	s, c, _ := listen(t)
+	_, err := c.TriggerSavepoint(context.Background(), SavepointRequest{Job: "other"})
 	if err == nil || !strings.Contains(err.Error(), `job "wc", not job "other"`) {
 		t.Fatalf("savepoint of another job = %v; want a refusal naming both jobs", err)
 	}
@@ -65,7 +80,7 @@ func TestSavepointOfAnotherJobIsRefused(t *testing.T) {
 		req := <-s.Savepoints()
 		req.Reply <- dataflow.SavepointResult{Location: sdk.CompletedCheckpointStorageLocation{ExternalPointer: "/sp/1"}}
 	}()
-	if ptr, err := TriggerSavepoint(context.Background(), s.Addr(), SavepointRequest{Job: "wc"}); err != nil || ptr != "/sp/1" {
+	if ptr, err := c.TriggerSavepoint(context.Background(), SavepointRequest{Job: "wc"}); err != nil || ptr != "/sp/1" {
 		t.Fatalf("savepoint of the job = %q, %v; want /sp/1", ptr, err)
 	}
 }
@@ -73,14 +88,14 @@ func TestSavepointOfAnotherJobIsRefused(t *testing.T) {
 // TestDrainReachesTheJobAsAStop: a drain request reaches the job as a stop with Drain set,
 // with its target, and its answer is the job's.
 func TestDrainReachesTheJobAsAStop(t *testing.T) {
-	s, _ := listen(t)
+	s, c, _ := listen(t)
 	got := make(chan dataflow.SavepointRequest, 1)
 	go func() {
 		req := <-s.Savepoints()
 		got <- req
 		req.Reply <- dataflow.SavepointResult{Location: sdk.CompletedCheckpointStorageLocation{ExternalPointer: "/sp/drained"}}
 	}()
-	ptr, err := TriggerSavepoint(context.Background(), s.Addr(), SavepointRequest{Job: "wc", Target: "/sp", Drain: true})
+	ptr, err := c.TriggerSavepoint(context.Background(), SavepointRequest{Job: "wc", Target: "/sp", Drain: true})
 	if err != nil || ptr != "/sp/drained" {
 		t.Fatalf("drain = %q, %v; want /sp/drained", ptr, err)
 	}

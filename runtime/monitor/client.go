@@ -28,15 +28,20 @@ type Status struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// GetStatus asks the control endpoint at addr (host:port) about job. A job whose runner
-// does not answer (nothing listens at addr) is reported not running, with no error; an
-// endpoint that answers for another job, or answers wrongly, is an error.
-func GetStatus(ctx context.Context, client *http.Client, addr, job string) (*Status, error) {
+// GetStatus asks the control endpoint at endpoint (its URL, http://host:port or https://)
+// about job. A job whose runner does not answer (nothing listens there) is reported not
+// running, with no error; an endpoint that answers for another job, or answers wrongly, is
+// an error.
+func GetStatus(ctx context.Context, client *http.Client, endpoint, job string) (*Status, error) {
 	if client == nil {
 		client = http.DefaultClient
 	}
-	base := "http://" + addr + "/"
-	st := &Status{Job: job, Address: addr, URL: base}
+	u, err := url.Parse(endpoint)
+	if err != nil {
+		return nil, fmt.Errorf("control endpoint %q: %w", endpoint, err)
+	}
+	base := strings.TrimSuffix(endpoint, "/") + "/"
+	st := &Status{Job: job, Address: u.Host, URL: base}
 	path := base + "jobs/" + url.PathEscape(job)
 	st.Details = &JobDetails{}
 	if err := getJSON(ctx, client, path, st.Details); err != nil {

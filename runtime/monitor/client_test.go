@@ -27,7 +27,7 @@ func TestStatusOfRunningJob(t *testing.T) {
 	m.SetState(JobRunning)
 	clock.Advance(4 * time.Minute)
 	srv := serve(t, m)
-	addr := strings.TrimPrefix(srv.URL, "http://")
+	addr := srv.URL
 
 	st, err := GetStatus(context.Background(), nil, addr, "orders")
 	if err != nil {
@@ -96,7 +96,7 @@ func TestStatusOfStoppedJob(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	st, err := GetStatus(context.Background(), nil, addr, "orders")
+	st, err := GetStatus(context.Background(), nil, "http://"+addr, "orders")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,13 +111,13 @@ func TestStatusOfStoppedJob(t *testing.T) {
 
 	m := New("payments", Options{})
 	srv := serve(t, m)
-	_, err = GetStatus(context.Background(), nil, strings.TrimPrefix(srv.URL, "http://"), "orders")
+	_, err = GetStatus(context.Background(), nil, srv.URL, "orders")
 	if err == nil || !strings.Contains(err.Error(), `job "orders" not found`) || !strings.Contains(err.Error(), `"payments"`) {
 		t.Errorf("status of another runner's job: %v, want an error naming both jobs", err)
 	}
 
 	m.SetState(JobFinished)
-	st, err = GetStatus(context.Background(), nil, strings.TrimPrefix(srv.URL, "http://"), "payments")
+	st, err = GetStatus(context.Background(), nil, srv.URL, "payments")
 	if err != nil || st.Running {
 		t.Errorf("status of a finished job: %+v, %v; want not running", st, err)
 	}
@@ -127,7 +127,7 @@ func TestStatusOfStoppedJob(t *testing.T) {
 func TestStatusOfOtherProgram(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	_, err := GetStatus(context.Background(), nil, strings.TrimPrefix(srv.URL, "http://"), "orders")
+	_, err := GetStatus(context.Background(), nil, srv.URL, "orders")
 	if err == nil || !strings.Contains(err.Error(), "serves no job statistics") {
 		t.Errorf("status from a program without job statistics: %v", err)
 	}
