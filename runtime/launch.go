@@ -67,7 +67,7 @@ func (l *Launch) Run(ctx context.Context, job *dataflow.Job) error {
 	defer l.Host.Observe(nil)
 	jobCtx, cancelJob := context.WithCancelCause(ctx)
 	defer cancelJob(nil)
-	srv, err := control.Listen(l.Config.Control.Address, job.Name, func() { cancelJob(ErrJobCancelled) }, monitor.Handler(m))
+	srv, err := control.Listen(l.Config.Control.Address, job.Name, func() { cancelJob(ErrJobCancelled) }, monitor.Handler(m), savepointTargetCheck(l.Config, job.Name))
 	if err != nil {
 		return err
 	}

@@ -21,6 +21,9 @@ func notRunning(job, format string, args ...any) error {
 // jobTarget is where savepoint and stop send their request.
 type jobTarget struct {
 	job, addr string
+	// savepointDir is execution.checkpointing.savepoint-dir of the configuration file, ""
+	// when it sets none.
+	savepointDir string
 }
 
 // locateJob finds the control endpoint of the runner that holds job jobName ("": the job
@@ -45,7 +48,7 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	rec, where, err := runtime.JobLease(ctx, s.cfg, s.host, job)
 	switch {
 	case errors.Is(err, runtime.ErrNoLease) && s.cfg.Control.Pinned():
-		return jobTarget{job: job, addr: s.cfg.Control.Address}, nil
+		return jobTarget{job: job, addr: s.cfg.Control.Address, savepointDir: s.cfg.Checkpointing.SavepointDir}, nil
 	case errors.Is(err, runtime.ErrNoLease):
 		return jobTarget{}, notRunning(job, "no runner holds job %q: %v (and rest.port is not set)", job, err)
 	case err != nil:
@@ -62,5 +65,5 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	case rec.Control == "":
 		return jobTarget{}, fmt.Errorf("job %q is held by %s, which has no control endpoint (lease in %s)", job, rec.Holder, where)
 	}
-	return jobTarget{job: job, addr: runtime.ControlAddress(rec)}, nil
+	return jobTarget{job: job, addr: runtime.ControlAddress(rec), savepointDir: s.cfg.Checkpointing.SavepointDir}, nil
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flowstate/flowstate/runtime/control"
+	"github.com/flowstate/flowstate/runtime/storagepath"
 )
 
 func newSavepointCmd(g *globalFlags) *cobra.Command {
 	var file, job, target, dispose string
-	var force bool
+	var force, outside bool
 	cmd := &cobra.Command{
-		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force]]",
+		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force] [--force-outside]]",
 		Short: "Take a savepoint of the running job (prints its pointer as the last line), or dispose of one",
 		Long: `Take a savepoint of the job running with this configuration, through the runner's control
 endpoint: the address recorded with the job's lease, or the pinned rest.address and rest.port
@@ -27,7 +28,7 @@ with 'runner run --from POINTER'. It goes to --target, or to execution.checkpoin
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dispose != "" {
-				return disposeCheckpoint(cmd, g, file, dispose, force)
+				return disposeCheckpoint(cmd, g, file, dispose, force, outside)
 			}
 			return savepoint(cmd, g, file, job, target, false, false)
 		},
@@ -37,6 +38,7 @@ with 'runner run --from POINTER'. It goes to --target, or to execution.checkpoin
 	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
 	cmd.Flags().StringVar(&dispose, "dispose", "", "delete this savepoint (or completed checkpoint) through the configured checkpoint storage")
 	cmd.Flags().BoolVar(&force, "force", false, "with --dispose: dispose of the newest checkpoint of a job, or of one whose metadata cannot be read")
+	cmd.Flags().BoolVar(&outside, "force-outside", false, "with --dispose: dispose of a savepoint or checkpoint outside execution.checkpointing.dir and execution.checkpointing.savepoint-dir")
 	return cmd
 }
 
@@ -119,14 +121,35 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 }
 
 // savepoint takes a savepoint of the job (stop: then stops it; drain: drains it first and
-// waits until the job has ended) and prints its pointer as the last line.
+// waits until the job has ended) and prints its pointer as the last line. It goes to
+// target, else to the configuration file's savepoint directory, else to the runner's. A
+// local target gets the proof that this user can write there (control.ProveTarget), so
+// that the runner writes to it though it is not under the runner's savepoint directory.
 func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop, drain bool) error {
 	to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 	if err != nil {
 		return err
 	}
+	if target == "" {
+		target = to.savepointDir
+	}
+	req := control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain}
+	if target != "" {
+		local, isLocal, err := storagepath.Local(target)
+		if err != nil {
+			return fmt.Errorf("savepoint target: %w", err)
+		}
+		if isLocal {
+			proof, remove, err := control.ProveTarget(local)
+			if err != nil {
+				return err
+			}
+			defer remove()
+			req.Proof = proof
+		}
+	}
 	done := followSavepoint(cmd.Context(), to, newLogger(g))
-	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain})
+	ptr, err := control.TriggerSavepoint(cmd.Context(), to.addr, req)
 	done(err)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)

@@ -217,6 +217,10 @@ type Control struct {
 	// Address is host:port, "127.0.0.1:0" by default: port 0 listens on an ephemeral
 	// port, recorded with the job's lease.
 	Address string
+	// AllowAnySavepointTarget (rest.savepoint.allow-any-target) lets a savepoint request
+	// name any absolute target, not only one under the savepoint directory or a local
+	// directory its sender proves it can write to.
+	AllowAnySavepointTarget bool
 }
 
 // Pinned reports whether Address names a port (rest.port set, and not 0): the endpoint

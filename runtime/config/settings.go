@@ -100,6 +100,8 @@ func (p *parser) set(key string, v any) {
 		p.address = v.(string)
 	case KeyRestPort:
 		p.port = strconv.FormatInt(v.(int64), 10)
+	case KeyAllowAnySavepointTarget:
+		c.Control.AllowAnySavepointTarget = v.(bool)
 	default:
 		p.setRestart(key, v)
 	}

@@ -37,8 +37,12 @@ type JobInfo struct {
 type SavepointRequest struct {
 	// Job is the name of the job the request is for; the endpoint refuses any other.
 	Job string `json:"job"`
-	// Target is the directory to write to; "" for the default savepoint directory.
+	// Target is the directory to write to; "" for the default savepoint directory. The
+	// runner's TargetCheck decides which it accepts.
 	Target string `json:"target,omitempty"`
+	// Proof names the file by which the sender proves that it can write to the local
+	// directory Target as the runner's user (ProveTarget, CheckProof).
+	Proof string `json:"proof,omitempty"`
 	// Stop ends the job once the savepoint is complete.
 	Stop bool `json:"stop,omitempty"`
 	// Drain (with Stop) ends the sources' input first, as Flink's stop --drain: every
@@ -61,22 +65,28 @@ type SavepointResponse struct {
 
 // Server serves the control endpoint of one running job.
 type Server struct {
-	srv        *http.Server
-	ln         net.Listener
-	job        string
-	savepoints chan dataflow.SavepointRequest
-	cancel     context.CancelFunc
+	srv         *http.Server
+	ln          net.Listener
+	job         string
+	savepoints  chan dataflow.SavepointRequest
+	cancel      context.CancelFunc
+	checkTarget TargetCheck
 }
 
-// Listen binds addr for job. Requests reach the job through Savepoints(); cancel stops
-// the job; more, if not nil, serves every other path (the job's metrics, statistics and
-// web page). A port of 0 picks a free one (see Addr).
-func Listen(addr, job string, cancel context.CancelFunc, more http.Handler) (*Server, error) {
+// TargetCheck returns nil for the target (and proof) of a savepoint request the job may
+// write, and the reason for the refusal otherwise.
+type TargetCheck func(target, proof string) error
+
+// Listen binds addr for job. Savepoint requests reach the job through Savepoints(), but
+// those whose target check refuses (403 Forbidden); cancel stops the job; more, if not nil, serves every
+// other path (the job's metrics, statistics and web page). A port of 0 picks a free one
+// (see Addr).
+func Listen(addr, job string, cancel context.CancelFunc, more http.Handler, check TargetCheck) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("control endpoint %s (rest.address, rest.port): %w", addr, err)
 	}
-	s := &Server{ln: ln, job: job, savepoints: make(chan dataflow.SavepointRequest), cancel: cancel}
+	s := &Server{ln: ln, job: job, savepoints: make(chan dataflow.SavepointRequest), cancel: cancel, checkTarget: check}
 	mux := http.NewServeMux()
 	if more != nil {
 		mux.Handle("/", more)
@@ -135,6 +145,10 @@ func (s *Server) cancelJob(w http.ResponseWriter, r *http.Request) {
 func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
 	var req SavepointRequest
 	if !s.decode(w, r, &req, func() string { return req.Job }) {
+		return
+	}
+	if err := s.checkTarget(req.Target, req.Proof); err != nil {
+		writeJSON(w, http.StatusForbidden, SavepointResponse{Error: err.Error()})
 		return
 	}
 	reply := make(chan dataflow.SavepointResult, 1)

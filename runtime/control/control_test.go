@@ -14,7 +14,7 @@ import (
 func listen(t *testing.T) (*Server, <-chan struct{}) {
 	t.Helper()
 	cancelled := make(chan struct{})
-	s, err := Listen("127.0.0.1:0", "wc", func() { close(cancelled) }, nil)
+	s, err := Listen("127.0.0.1:0", "wc", func() { close(cancelled) }, nil, func(string, string) error { return nil })
 	if err != nil {
 		t.Fatal(err)
 	}
