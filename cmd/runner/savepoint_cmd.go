@@ -22,7 +22,12 @@ func newSavepointCmd(g *globalFlags) *cobra.Command {
 endpoint: the address recorded with the job's lease, or the pinned rest.address and rest.port
 when the job has no lease record. The endpoint refuses a request for another job. A savepoint
 is self-contained and in the canonical format, so any state backend can restore it: resume
-with 'runner run --from POINTER'. It goes to --target, or to execution.checkpointing.savepoint-dir.
+with 'runner run --from POINTER'. It goes to --target (an absolute path, a file:// URI or an
+s3:// URI), else to execution.checkpointing.savepoint-dir of this configuration, else to the
+runner's; never into a checkpoint or the job's checkpoint directory. A local --target outside
+the runner's savepoint directory is proven to the runner by a file this command leaves in it
+(or in its deepest existing parent) while the request runs (docs/operations.md, "Where
+savepoints go").
 
 ` + disposeHelp,
 		Args: cobra.NoArgs,
@@ -55,7 +60,8 @@ they read is processed and committed, and the job's final checkpoint is a savepo
 finishes (its runner exits 0), and stop prints the savepoint's pointer as the last line once
 the output is committed and the job has ended (its runner process exits right after). A job
 restored from that savepoint finishes at once: its sources are finished. Either savepoint
-goes to --savepoint-path, or to execution.checkpointing.savepoint-dir.
+goes to --savepoint-path, else to execution.checkpointing.savepoint-dir of this
+configuration, else to the runner's, with the rules of 'runner savepoint --target'.
 Without either the job is cancelled, and stop waits (up to 15 s) until the job has ended: it
 says "job cancelled" only then, and fails if the runner still answers. The runner itself ends
 within 10 s, killing plugins that hold the job up. The job can resume from its latest

@@ -276,7 +276,7 @@ var flinkKeys = []flinkKey{
 	// WebOptions, HighAvailabilityOptions, MetricOptions, SecurityOptions, ...).
 	{key: "jobmanager.", status: flinkIgnored, what: whyCluster, group: groupCluster},
 	{key: "taskmanager.", status: flinkIgnored, what: whyCluster, group: groupCluster},
-	{key: "rest.", status: flinkIgnored, what: "Flink's REST endpoint; the runner's control endpoint uses rest.address and rest.port only", group: groupCluster},
+	{key: "rest.", status: flinkIgnored, what: "Flink's REST endpoint; the runner's control endpoint uses rest.address, rest.port and rest.savepoint.allow-any-target only", group: groupCluster},
 	{key: "web.", status: flinkIgnored, what: "Flink's web UI", group: groupCluster},
 	{key: "blob.", status: flinkIgnored, what: whyCluster, group: groupCluster},
 	{key: "akka.", status: flinkIgnored, what: whyCluster, group: groupCluster},

@@ -135,8 +135,8 @@ func (s *Storage) DisposeCheckpoint(_ context.Context, loc sdk.CompletedCheckpoi
 	}
 	if len(foreign) > 0 {
 		return s.errs.New(sdk.ErrInvalidArgument,
-			"disposed of checkpoint %q: its metadata and state files are deleted, but its directory '%s' stays: it holds %d entries the storage did not write there: %s; remove them yourself if nothing needs them",
-			loc.ExternalPointer, dir, len(foreign), quoteNames(foreign))
+			"disposed of checkpoint %q: its metadata and state files are deleted, but its directory '%s' stays: it holds what the storage did not write there: %s; remove that yourself if nothing needs it",
+			loc.ExternalPointer, dir, quoteNames(foreign))
 	}
 	if err := s.fs.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s.errs.Wrap(err, "dispose checkpoint: remove directory '%s'", dir)
