@@ -183,8 +183,9 @@ func TestRescaleKeysThenRestore(t *testing.T) {
 
 // TestStateCommandsOnS3 runs a word count with checkpoints in S3 and works on its last
 // checkpoint through fsstorage's S3 support: inspect, verify, rescale-keys into an s3://
-// target, inspect of the savepoint, and savepoint --dispose of it (refused outside the
-// checkpoint directory without --force-outside).
+// target (refused inside the job's checkpoint directory), inspect of the savepoint, and
+// savepoint --dispose of it (refused outside the checkpoint directory without
+// --force-outside).
 func TestStateCommandsOnS3(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 20000, nil)
 	bucket := s.onS3(t)
@@ -196,6 +197,10 @@ func TestStateCommandsOnS3(t *testing.T) {
 	checkInspected(t, inspectJSON(t, "latest", s.config), 128, len(s.expected))
 	if out, err := stateCmd(t, "verify", "latest", s.config); err != nil || !strings.Contains(out, "state streams intact") {
 		t.Fatalf("verify: %v\n%s", err, out)
+	}
+	inside := "s3://" + bucket + "/flowstate/wc/shared/rescaled"
+	if _, err := stateCmd(t, "rescale-keys", "latest", s.config, "--max-parallelism", "256", "--target", inside); err == nil || !strings.Contains(err.Error(), "checkpoint directory of job") {
+		t.Fatalf("rescale-keys --target %s: %v; want a refusal naming the job's checkpoint directory", inside, err)
 	}
 	target := "s3://" + bucket + "/savepoints"
 	out, err := stateCmd(t, "rescale-keys", "latest", s.config, "--max-parallelism", "256", "--target", target)

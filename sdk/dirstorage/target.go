@@ -23,10 +23,10 @@ func (s *Storage) savepointBase(jobID, target string) (string, error) {
 	if err := layout.CheckJobID(jobID); err != nil {
 		return "", s.errs.Wrap(err, "savepoint")
 	}
-	given := strings.TrimSpace(target)
-	what := "savepoint target"
+	given, what, base := strings.TrimSpace(target), "savepoint target", ""
 	if given == "" {
-		given, what = s.cfg.SavepointDir, "savepoint directory (option "+sdk.OptionSavepointDir+")"
+		// The configured directory is a name already (ParseOptions).
+		given, what, base = s.cfg.SavepointDir, "savepoint directory (option "+sdk.OptionSavepointDir+")", s.cfg.SavepointDir
 	}
 	if given == "" {
 		return "", s.errs.New(sdk.ErrInvalidArgument,
@@ -35,15 +35,17 @@ func (s *Storage) savepointBase(jobID, target string) (string, error) {
 	refuse := func(format string, args ...any) error {
 		return s.errs.New(sdk.ErrInvalidArgument, "refusing %s %q: "+format, append([]any{what, given}, args...)...)
 	}
-	if layout.HasDotDot(given) {
-		return "", refuse(`it has a ".." element; name the directory itself`)
-	}
-	if !layout.HasScheme(given) && !filepath.IsAbs(given) {
-		return "", refuse("it is a relative path, and a savepoint is never written relative to the working directory; give an absolute path or a file:// URI")
-	}
-	base, err := s.name(given)
-	if err != nil {
-		return "", s.errs.Wrap(err, "%s %q", what, given)
+	if base == "" {
+		if layout.HasDotDot(given) {
+			return "", refuse(`it has a ".." element; name the directory itself`)
+		}
+		if !layout.HasScheme(given) && !filepath.IsAbs(given) {
+			return "", refuse("it is a relative path, and a savepoint is never written relative to the working directory; give an absolute path or a file:// URI")
+		}
+		var err error
+		if base, err = s.name(given); err != nil {
+			return "", s.errs.Wrap(err, "%s %q", what, given)
+		}
 	}
 	real, err := s.realName(base)
 	if err != nil {
