@@ -78,9 +78,9 @@ type Server struct {
 type TargetCheck func(target, proof string) error
 
 // Listen binds addr for job. Savepoint requests reach the job through Savepoints(), but
-// those whose target check refuses (403 Forbidden); cancel stops the job; more, if not nil, serves every
-// other path (the job's metrics, statistics and web page). A port of 0 picks a free one
-// (see Addr).
+// those whose target check refuses, which are answered 403 Forbidden; cancel stops the
+// job; more, if not nil, serves every other path (the job's metrics, statistics and web
+// page). A port of 0 picks a free one (see Addr).
 func Listen(addr, job string, cancel context.CancelFunc, more http.Handler, check TargetCheck) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
