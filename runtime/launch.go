@@ -80,6 +80,7 @@ func (l *Launch) Run(ctx context.Context, job *dataflow.Job) error {
 	srv, err := control.Listen(control.Options{
 		Address: c.Address, Job: job.Name, Cancel: func() { cancelJob(ErrJobCancelled) }, More: monitor.Handler(m),
 		TokenFile: c.TokenFile, OpenReads: c.ReadsOpen(), CertFile: c.CertFile, KeyFile: c.KeyFile, AllowedHosts: c.AllowedHosts,
+		CheckTarget: savepointTargetCheck(l.Config, job.Name),
 	})
 	if err != nil {
 		return err

@@ -30,6 +30,9 @@ func notRunning(job, format string, args ...any) error {
 type jobTarget struct {
 	job, addr string
 	client    *control.Client
+	// savepointDir is execution.checkpointing.savepoint-dir of the configuration file, ""
+	// when it sets none.
+	savepointDir string
 }
 
 // locateJob finds the control endpoint of the runner that holds job jobName ("": the job
@@ -54,7 +57,7 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	rec, where, err := runtime.JobLease(ctx, s.cfg, s.host, job)
 	switch {
 	case errors.Is(err, runtime.ErrNoLease) && s.cfg.Control.Pinned():
-		return target(s.cfg.Control, job, s.cfg.Control.Address)
+		return target(s.cfg, job, s.cfg.Control.Address)
 	case errors.Is(err, runtime.ErrNoLease):
 		return jobTarget{}, notRunning(job, "no runner holds job %q: %v (and rest.port is not set)", job, err)
 	case err != nil:
@@ -71,7 +74,7 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	case rec.Control == "":
 		return jobTarget{}, fmt.Errorf("job %q is held by %s, which has no control endpoint (lease in %s)", job, rec.Holder, where)
 	}
-	return target(s.cfg.Control, job, runtime.ControlAddress(rec))
+	return target(s.cfg, job, runtime.ControlAddress(rec))
 }
 
 // target returns the jobTarget of job at addr, with a client that sends the job's token,
@@ -80,7 +83,8 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 // Without any, the request goes without a token, and the endpoint serves it only if it is
 // an open read. With rest.ssl.certificate or rest.ssl.trust-certificate set the client
 // talks HTTPS, trusting rest.ssl.trust-certificate or else rest.ssl.certificate.
-func target(c config.Control, job, addr string) (jobTarget, error) {
+func target(cfg *config.Config, job, addr string) (jobTarget, error) {
+	c := cfg.Control
 	token, from, err := findToken(c, addr)
 	if err != nil {
 		return jobTarget{}, err
@@ -95,7 +99,8 @@ func target(c config.Control, job, addr string) (jobTarget, error) {
 			return jobTarget{}, err
 		}
 	}
-	return jobTarget{job: job, addr: addr, client: control.NewClient(addr, token, from, trust)}, nil
+	return jobTarget{job: job, addr: addr, client: control.NewClient(addr, token, from, trust),
+		savepointDir: cfg.Checkpointing.SavepointDir}, nil
 }
 
 // findToken returns the job's token for the endpoint at addr and where it came from.

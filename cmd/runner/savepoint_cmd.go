@@ -9,13 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flowstate/flowstate/runtime/control"
+	"github.com/flowstate/flowstate/runtime/storagepath"
 )
 
 func newSavepointCmd(g *globalFlags) *cobra.Command {
 	var file, job, target, dispose string
-	var force bool
+	var force, outside bool
 	cmd := &cobra.Command{
-		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force]]",
+		Use:   "savepoint --config FILE [--target DIR | --dispose POINTER [--force] [--force-outside]]",
 		Short: "Take a savepoint of the running job (prints its pointer as the last line), or dispose of one",
 		Long: `Take a savepoint of the job running with this configuration, through the runner's control
 endpoint: the address recorded with the job's lease, or the pinned rest.address and rest.port
@@ -23,13 +24,18 @@ when the job has no lease record. The request carries the job's token: $FLOWSTAT
 else the file rest.token-file names, else the file the runner on this machine wrote for its
 port (docs/operations.md). The endpoint refuses a request for another job. A savepoint
 is self-contained and in the canonical format, so any state backend can restore it: resume
-with 'runner run --from POINTER'. It goes to --target, or to execution.checkpointing.savepoint-dir.
+with 'runner run --from POINTER'. It goes to --target (an absolute path, a file:// URI or an
+s3:// URI), else to execution.checkpointing.savepoint-dir of this configuration, else to the
+runner's; never into a checkpoint or the job's checkpoint directory. A local --target outside
+the runner's savepoint directory is proven to the runner by a file this command leaves in it
+(or in its deepest existing parent) while the request runs (docs/operations.md, "Where
+savepoints go").
 
 ` + disposeHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dispose != "" {
-				return disposeCheckpoint(cmd, g, file, dispose, force)
+				return disposeCheckpoint(cmd, g, file, dispose, force, outside)
 			}
 			return savepoint(cmd, g, file, job, target, false, false)
 		},
@@ -39,6 +45,7 @@ with 'runner run --from POINTER'. It goes to --target, or to execution.checkpoin
 	cmd.Flags().StringVar(&target, "target", "", "savepoint directory (default: execution.checkpointing.savepoint-dir)")
 	cmd.Flags().StringVar(&dispose, "dispose", "", "delete this savepoint (or completed checkpoint) through the configured checkpoint storage")
 	cmd.Flags().BoolVar(&force, "force", false, "with --dispose: dispose of the newest checkpoint of a job, or of one whose metadata cannot be read")
+	cmd.Flags().BoolVar(&outside, "force-outside", false, "with --dispose: dispose of a savepoint or checkpoint outside execution.checkpointing.dir and execution.checkpointing.savepoint-dir")
 	return cmd
 }
 
@@ -57,7 +64,8 @@ they read is processed and committed, and the job's final checkpoint is a savepo
 finishes (its runner exits 0), and stop prints the savepoint's pointer as the last line once
 the output is committed and the job has ended (its runner process exits right after). A job
 restored from that savepoint finishes at once: its sources are finished. Either savepoint
-goes to --savepoint-path, or to execution.checkpointing.savepoint-dir.
+goes to --savepoint-path, else to execution.checkpointing.savepoint-dir of this
+configuration, else to the runner's, with the rules of 'runner savepoint --target'.
 Without either the job is cancelled, and stop waits (up to 15 s) until the job has ended: it
 says "job cancelled" only then, and fails if the runner still answers. The runner itself ends
 within 10 s, killing plugins that hold the job up. The job can resume from its latest
@@ -123,14 +131,39 @@ func waitEnded(ctx context.Context, addr string, within time.Duration) error {
 }
 
 // savepoint takes a savepoint of the job (stop: then stops it, drain: drains it first; with
-// either it waits until the job has ended) and prints its pointer as the last line.
+// either it waits until the job has ended) and prints its pointer as the last line. It goes
+// to target, else to the configuration file's savepoint directory, else to the runner's. A
+// local target gets the proof that this user can write there (control.ProveTarget), so
+// that the runner writes to it though it is not under the runner's savepoint directory.
 func savepoint(cmd *cobra.Command, g *globalFlags, file, job, target string, stop, drain bool) error {
 	to, err := locateJob(cmd.Context(), g, file, job) // locate.go
 	if err != nil {
 		return err
 	}
+	if target == "" {
+		target = to.savepointDir
+	}
+	req := control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain}
+	if target != "" {
+		local, isLocal, err := storagepath.Local(target)
+		if err != nil {
+			return fmt.Errorf("savepoint target: %w", err)
+		}
+		// Without a proof (a target this user cannot write to, or that is not on this
+		// machine) the runner accepts only a target under its savepoint directory, and
+		// its refusal says so.
+		if isLocal {
+			proof, remove, err := control.ProveTarget(local)
+			if err != nil {
+				newLogger(g).Debug("savepoint target without a proof", "target", local, "error", err)
+			} else {
+				defer remove()
+				req.Proof = proof
+			}
+		}
+	}
 	done := followSavepoint(cmd.Context(), to, newLogger(g))
-	ptr, err := to.client.TriggerSavepoint(cmd.Context(), control.SavepointRequest{Job: to.job, Target: target, Stop: stop, Drain: drain})
+	ptr, err := to.client.TriggerSavepoint(cmd.Context(), req)
 	done(err)
 	if err != nil {
 		return fmt.Errorf("savepoint: %w", err)

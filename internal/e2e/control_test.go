@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowstate/flowstate/internal/testbin"
 	"github.com/flowstate/flowstate/internal/testcert"
+	"github.com/flowstate/flowstate/runtime/control"
 )
 
 // post sends body as a POST of content type ctype to url with header extra, and returns
@@ -56,6 +57,23 @@ func retried(t *testing.T, r *runner, args ...string) string {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// tokenClient returns a client of the control endpoint at addr that sends the token its
+// runner wrote to $XDG_RUNTIME_DIR/flowstate/rest-PORT.token (the e2e TestMain gives every
+// runner of the tests that directory).
+func tokenClient(t *testing.T, addr string) *control.Client {
+	t.Helper()
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "flowstate", "rest-"+port+".token")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the runner's token file: %v", err)
+	}
+	return control.NewClient(addr, strings.TrimSpace(string(b)), file, nil)
 }
 
 // TestControlEndpointNeedsTheToken: a cancel without the job's token, with a wrong one, as

@@ -155,7 +155,7 @@ func TestRescaleKeysThenRestore(t *testing.T) {
 	}
 	s.check(t, r.out.String())
 
-	out, err = runnerCmd(t, "savepoint", "--config", s.config, "--plugin-dir", testbin.PluginDir(t), "--dispose", sp)
+	out, err = runnerCmd(t, "savepoint", "--config", s.config, "--plugin-dir", testbin.PluginDir(t), "--dispose", sp, "--force-outside") // no savepoint-dir is configured
 	if err != nil || !strings.Contains(out, "disposed of savepoint") {
 		t.Fatalf("savepoint --dispose %s: %v\n%s", sp, err, out)
 	}
@@ -183,7 +183,9 @@ func TestRescaleKeysThenRestore(t *testing.T) {
 
 // TestStateCommandsOnS3 runs a word count with checkpoints in S3 and works on its last
 // checkpoint through fsstorage's S3 support: inspect, verify, rescale-keys into an s3://
-// target, inspect of the savepoint, and savepoint --dispose of it.
+// target (refused inside the job's checkpoint directory), inspect of the savepoint, and
+// savepoint --dispose of it (refused outside the checkpoint directory without
+// --force-outside).
 func TestStateCommandsOnS3(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 20000, nil)
 	bucket := s.onS3(t)
@@ -196,6 +198,10 @@ func TestStateCommandsOnS3(t *testing.T) {
 	if out, err := stateCmd(t, "verify", "latest", s.config); err != nil || !strings.Contains(out, "state streams intact") {
 		t.Fatalf("verify: %v\n%s", err, out)
 	}
+	inside := "s3://" + bucket + "/flowstate/wc/shared/rescaled"
+	if _, err := stateCmd(t, "rescale-keys", "latest", s.config, "--max-parallelism", "256", "--target", inside); err == nil || !strings.Contains(err.Error(), "checkpoint directory of job") {
+		t.Fatalf("rescale-keys --target %s: %v; want a refusal naming the job's checkpoint directory", inside, err)
+	}
 	target := "s3://" + bucket + "/savepoints"
 	out, err := stateCmd(t, "rescale-keys", "latest", s.config, "--max-parallelism", "256", "--target", target)
 	if err != nil {
@@ -206,7 +212,10 @@ func TestStateCommandsOnS3(t *testing.T) {
 		t.Fatalf("rescale-keys printed %q last, want a savepoint under %s", sp, target)
 	}
 	checkInspected(t, inspectJSON(t, sp, s.config), 256, len(s.expected))
-	if out, err := runnerCmd(t, "savepoint", "--config", s.config, "--plugin-dir", testbin.PluginDir(t), "--dispose", sp); err != nil {
+	if _, err := runnerCmd(t, "savepoint", "--config", s.config, "--plugin-dir", testbin.PluginDir(t), "--dispose", sp); err == nil || !strings.Contains(err.Error(), "--force-outside") {
+		t.Fatalf("savepoint --dispose %s, outside the checkpoint directory: %v; want a refusal pointing to --force-outside", sp, err)
+	}
+	if out, err := runnerCmd(t, "savepoint", "--config", s.config, "--plugin-dir", testbin.PluginDir(t), "--dispose", sp, "--force-outside"); err != nil {
 		t.Fatalf("savepoint --dispose %s: %v\n%s", sp, err, out)
 	}
 	if _, err := stateCmd(t, "inspect", sp, s.config); err == nil {

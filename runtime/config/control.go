@@ -24,6 +24,10 @@ type Control struct {
 	// AcceptPlaintextRisk (rest.accept-plaintext-risk) lets a non-loopback address serve
 	// plain HTTP.
 	AcceptPlaintextRisk bool
+	// AllowAnySavepointTarget (rest.savepoint.allow-any-target) lets a savepoint request
+	// name any absolute target, not only one under the savepoint directory or a local
+	// directory its sender proves it can write to.
+	AllowAnySavepointTarget bool
 }
 
 // Pinned reports whether Address names a port (rest.port set, and not 0): the endpoint

@@ -113,6 +113,8 @@ func (p *parser) set(key string, v any) {
 		c.Control.TrustFile = v.(string)
 	case KeyRestPlaintextRisk:
 		c.Control.AcceptPlaintextRisk = v.(bool)
+	case KeyAllowAnySavepointTarget:
+		c.Control.AllowAnySavepointTarget = v.(bool)
 	default:
 		p.setRestart(key, v)
 	}

@@ -46,8 +46,12 @@ type JobInfo struct {
 type SavepointRequest struct {
 	// Job is the name of the job the request is for; the endpoint refuses any other.
 	Job string `json:"job"`
-	// Target is the directory to write to; "" for the default savepoint directory.
+	// Target is the directory to write to; "" for the default savepoint directory. The
+	// runner's TargetCheck decides which it accepts.
 	Target string `json:"target,omitempty"`
+	// Proof names the file by which the sender proves that it can write to the local
+	// directory Target as the runner's user (ProveTarget, CheckProof).
+	Proof string `json:"proof,omitempty"`
 	// Stop ends the job once the savepoint is complete.
 	Stop bool `json:"stop,omitempty"`
 	// Drain (with Stop) ends the sources' input first, as Flink's stop --drain: every
@@ -70,14 +74,19 @@ type SavepointResponse struct {
 
 // Server serves the control endpoint of one running job.
 type Server struct {
-	srv        *http.Server
-	ln         net.Listener
-	tokenFile  string
-	written    bool // tokenFile was written by Listen, and Close removes it
-	job        string
-	savepoints chan dataflow.SavepointRequest
-	cancel     context.CancelFunc
+	srv         *http.Server
+	ln          net.Listener
+	tokenFile   string
+	written     bool // tokenFile was written by Listen, and Close removes it
+	job         string
+	savepoints  chan dataflow.SavepointRequest
+	cancel      context.CancelFunc
+	checkTarget TargetCheck
 }
+
+// TargetCheck returns nil for the target (and proof) of a savepoint request the job may
+// write, and the reason for the refusal otherwise.
+type TargetCheck func(target, proof string) error
 
 // Options say what an endpoint serves and how it guards itself.
 type Options struct {
@@ -100,6 +109,9 @@ type Options struct {
 	// AllowedHosts are names the endpoint is reached by besides its IP addresses,
 	// localhost and this machine's host name (rest.allowed-hosts).
 	AllowedHosts []string
+	// CheckTarget decides which savepoint targets requests may name: those it refuses
+	// are answered 403 Forbidden and never reach the job. nil: any target.
+	CheckTarget TargetCheck
 	// Limits bound what clients may hold; zero fields take defaultLimits' (docs/operations.md).
 	Limits Limits
 }
@@ -148,7 +160,7 @@ func Listen(o Options) (*Server, error) {
 		ln.Close()
 		return nil, err
 	}
-	s := &Server{ln: ln, tokenFile: tok.file, written: tok.written, job: o.Job, savepoints: make(chan dataflow.SavepointRequest), cancel: o.Cancel}
+	s := &Server{ln: ln, tokenFile: tok.file, written: tok.written, job: o.Job, savepoints: make(chan dataflow.SavepointRequest), cancel: o.Cancel, checkTarget: o.CheckTarget}
 	mux := http.NewServeMux()
 	if o.More != nil {
 		mux.Handle("/", o.More)
@@ -251,6 +263,12 @@ func (s *Server) savepoint(w http.ResponseWriter, r *http.Request) {
 	var req SavepointRequest
 	if !s.decode(w, r, &req, func() string { return req.Job }) {
 		return
+	}
+	if s.checkTarget != nil {
+		if err := s.checkTarget(req.Target, req.Proof); err != nil {
+			writeJSON(w, http.StatusForbidden, SavepointResponse{Error: err.Error()})
+			return
+		}
 	}
 	rc := http.NewResponseController(w)
 	if err := errors.Join(rc.SetReadDeadline(time.Time{}), rc.SetWriteDeadline(time.Time{})); err != nil {

@@ -3,6 +3,9 @@ package stateproc_test
 import (
 	"bytes"
 	"errors"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -120,5 +123,27 @@ func TestRescaleKeysRefusesBadMaxParallelism(t *testing.T) {
 		if _, err := c.RescaleKeys(bg, n, ""); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("RescaleKeys(%d) = %v, want an error saying %s", n, err, want)
 		}
+	}
+}
+
+// TestRescaleKeysTargetStaysOutOfCheckpoints: rescale-keys refuses a target inside its
+// source checkpoint, inside the job's checkpoint directory, or leading there through a
+// symbolic link, naming the target and the rule, and writes nothing there.
+func TestRescaleKeysTargetStaysOutOfCheckpoints(t *testing.T) {
+	f := runWordCount(t, config.Hashmap, false, 64<<10, 2000, 0)
+	src := f.done[len(f.done)-1].Location.ExternalPointer
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(src, link); err != nil {
+		t.Fatal(err)
+	}
+	before := listFiles(t, f.checkpoints)
+	for _, target := range []string{src, filepath.Join(src, "rescaled"), filepath.Join(f.checkpoints, "wc", "rescaled"), link} {
+		_, err := f.open(t, src).RescaleKeys(bg, 64, target)
+		if !errors.Is(err, sdk.ErrInvalidArgument) || !strings.Contains(err.Error(), target) || !strings.Contains(err.Error(), "checkpoint directory of job") {
+			t.Errorf("rescale-keys --target %s: %v; want a refusal naming it and the job's checkpoint directory", target, err)
+		}
+	}
+	if after := listFiles(t, f.checkpoints); !slices.Equal(before, after) {
+		t.Fatalf("the refused rescale-keys changed the checkpoint directory from %v to %v", before, after)
 	}
 }

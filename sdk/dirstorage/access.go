@@ -133,18 +133,14 @@ func (a *access) InitializeLocationForSavepoint(ctx context.Context, checkpointI
 
 // InitializeLocationForSavepoint creates the location of a savepoint of job jobID:
 // <target or savepoint-dir>/savepoint-<6 chars of job id>-<12 random hex>/. A savepoint
-// keeps its shared streams inside it too, so that it is self-contained.
+// keeps its shared streams inside it too, so that it is self-contained. The directory,
+// given or configured, must be absolute and may not lie in a checkpoint, a savepoint or
+// the job's checkpoint directory (see savepointBase); it is created with its missing
+// parents, as Flink creates the savepoint directory.
 func (s *Storage) InitializeLocationForSavepoint(_ context.Context, jobID string, checkpointID int64, target string) (sdk.CheckpointStorageLocation, error) {
-	base := s.cfg.SavepointDir
-	if strings.TrimSpace(target) != "" {
-		p, err := s.name(target)
-		if err != nil {
-			return nil, s.errs.Wrap(err, "savepoint target %q", target)
-		}
-		base = p
-	}
-	if base == "" {
-		return nil, s.errs.New(sdk.ErrInvalidArgument, "No savepoint location given and no default location configured.")
+	base, err := s.savepointBase(jobID, target)
+	if err != nil {
+		return nil, err
 	}
 	if err := s.fs.MkdirAll(base); err != nil {
 		return nil, s.errs.Wrap(err, "create savepoint directory '%s'", base)
@@ -216,7 +212,7 @@ func (a *access) discardFile(ref string) error {
 	}
 	inside := false
 	for _, root := range []string{a.s.cfg.Dir, a.s.cfg.SavepointDir} {
-		inside = inside || root != "" && p != root && within(root, p)
+		inside = inside || root != "" && p != root && layout.Within(root, p)
 	}
 	if !inside {
 		return a.s.errs.New(sdk.ErrInvalidArgument, "refusing to discard state %q: '%s' is outside the checkpoint directory '%s'", ref, p, a.s.cfg.Dir)

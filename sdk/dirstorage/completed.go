@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/layout"
@@ -91,8 +92,12 @@ func (s *Storage) missingMetadata(dir, pointer string) error {
 }
 
 // DisposeCheckpoint deletes a completed checkpoint or savepoint of any job: its _metadata
-// file first, so that it never resolves again, then its directory and exclusive state. It
-// removes chk-N and savepoint directories only; a missing one is fine.
+// file first, so that it never resolves again, then the files the storage wrote in its
+// directory (state files, under the random names createStateFile gives them, and temporary
+// metadata files), then the directory once it is empty. It never removes a directory with
+// what is in it: an entry the storage did not write there stays, with the directory, and
+// the error, wrapping sdk.ErrInvalidArgument, names it. It disposes of chk-N and savepoint
+// directories only; a missing one is fine.
 func (s *Storage) DisposeCheckpoint(_ context.Context, loc sdk.CompletedCheckpointStorageLocation) error {
 	dir, err := s.name(loc.ExternalPointer)
 	if err != nil {
@@ -110,8 +115,65 @@ func (s *Storage) DisposeCheckpoint(_ context.Context, loc sdk.CompletedCheckpoi
 	if err := s.fs.Remove(meta); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s.errs.Wrap(err, "dispose checkpoint: remove metadata file '%s'", meta)
 	}
-	if err := s.fs.RemoveAll(dir); err != nil {
+	entries, err := s.fs.List(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return s.errs.Wrap(err, "dispose checkpoint: list directory '%s'", dir)
+	}
+	var foreign []string
+	for _, e := range entries {
+		if e.IsDir || !ownFile(e.Name) {
+			foreign = append(foreign, e.Name)
+			continue
+		}
+		p := filepath.Join(dir, e.Name)
+		if err := s.fs.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return s.errs.Wrap(err, "dispose checkpoint: remove state file '%s'", p)
+		}
+	}
+	if len(foreign) > 0 {
+		return s.errs.New(sdk.ErrInvalidArgument,
+			"disposed of checkpoint %q: its metadata and state files are deleted, but its directory '%s' stays: it holds what the storage did not write there: %s; remove that yourself if nothing needs it",
+			loc.ExternalPointer, dir, quoteNames(foreign))
+	}
+	if err := s.fs.Remove(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s.errs.Wrap(err, "dispose checkpoint: remove directory '%s'", dir)
 	}
 	return nil
+}
+
+// ownFile reports whether a file of a checkpoint directory has a name the storage gives:
+// a state file's (stateFileName) or a temporary metadata file's.
+func ownFile(name string) bool {
+	if strings.HasPrefix(name, layout.MetadataTempPrefix) {
+		return true
+	}
+	if len(name) != stateFileNameLen {
+		return false
+	}
+	for _, c := range name {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// quoteNames quotes the first few names, and says how many more there are.
+func quoteNames(names []string) string {
+	const shown = 5
+	var b strings.Builder
+	for i, n := range names {
+		if i == shown {
+			fmt.Fprintf(&b, " and %d more", len(names)-shown)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", n)
+	}
+	return b.String()
 }

@@ -95,10 +95,13 @@ func (st *stateStream) create() error {
 	return nil
 }
 
+// stateFileNameLen is the length of a state file's name: 32 random hex digits.
+const stateFileNameLen = 32
+
 // createStateFile creates a state file under a random name in dir.
 func (s *Storage) createStateFile(dir string) (File, string, error) {
 	for attempt := 0; ; attempt++ {
-		name, err := layout.RandomHex(16)
+		name, err := layout.RandomHex(stateFileNameLen / 2)
 		if err != nil {
 			return nil, "", s.errs.Wrap(err, "state file in '%s'", dir)
 		}

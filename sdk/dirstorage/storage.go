@@ -23,8 +23,11 @@
 //   - Leftover cleanup: InitializeBaseLocationsForCheckpoint removes chk-N directories
 //     without _metadata and temporary metadata files.
 //   - Path checks: job ids are single directory names; DiscardState deletes nothing
-//     outside the checkpoint and savepoint directories; DisposeCheckpoint removes chk-N and
-//     savepoint directories only.
+//     outside the checkpoint and savepoint directories; DisposeCheckpoint disposes of chk-N
+//     and savepoint directories only, deletes only the files it wrote there, and removes
+//     the directory only once it is empty; a savepoint target must be absolute, without
+//     "..", and not lie (after symbolic links) in the job's checkpoint directory or in a
+//     checkpoint or savepoint.
 //   - Optional interfaces: every access implements sdk.SharedStateLister (the files in
 //     shared/); sdk.LeaseStore when the FS implements LeaseFS; sdk.LocalStateLocator when
 //     it implements LocalPather.
@@ -170,13 +173,4 @@ func (s *Storage) pointer(dir string) string {
 		return u
 	}
 	return dir
-}
-
-// within reports whether p is root or below it. Both must be clean absolute names.
-func within(root, p string) bool {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return false
-	}
-	return rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
