@@ -106,7 +106,7 @@ func (b *Backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	b.memory.add(budget)
 	kb := &keyed{params: p, name: name, dir: dir, db: db, batch: new(goleveldb.Batch), release: func() { b.memory.add(-budget) }}
 	if c.incremental {
-		kb.tracker = newTracker()
+		kb.tracker = newTracker(trackedBudget(c) / 2)
 	}
 	return kb, nil
 }

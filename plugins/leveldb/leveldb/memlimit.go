@@ -29,10 +29,22 @@ const (
 	autoMemoryLimit = -1
 )
 
-// backendBudget returns the memory a keyed backend configured by c lives in.
+// backendBudget returns the memory a keyed backend configured by c lives in: with
+// incremental checkpoints, its tracker's keys too.
 func backendBudget(c config) int64 {
-	return int64(c.blockCacheSize) + memtables*int64(c.writeBufferSize)
+	n := int64(c.blockCacheSize) + memtables*int64(c.writeBufferSize)
+	if c.incremental {
+		n += trackedBudget(c)
+	}
+	return n
 }
+
+// trackedBudget is the memory an incremental keyed backend keeps the keys written since its
+// last completed checkpoint in: as much as its memtables (64 MiB at the defaults). Half
+// of it is the tracker's sets (tracker.limit: about 290k keys of 20 bytes at the
+// defaults); the other half is for the set and the sorted list union builds from them
+// when a delta is written.
+func trackedBudget(c config) int64 { return memtables * int64(c.writeBufferSize) }
 
 // processMemory keeps the Go memory limit of a plugin process that holds keyed backends
 // (Backend.OwnProcess). Its zero value leaves the limit alone.
