@@ -118,6 +118,7 @@ func memoryKey(i int) []byte {
 // the defaults (224 MiB for two keyed backends) plus 48 MiB, and twice the keys add less
 // than 64 MiB.
 func TestLevelDBMemoryIsBoundedByConfiguration(t *testing.T) {
+	t.Setenv("GOMEMLIMIT", "") // the plugin inherits the environment: its own limit applies
 	mib := func(n int64) string { return fmt.Sprintf("%.0f MiB", float64(n)/(1<<20)) }
 	small := leveldbPeak(t, 2_000_000)
 	large := leveldbPeak(t, 4_000_000)
