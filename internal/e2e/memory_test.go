@@ -20,7 +20,7 @@ import (
 // plus leveldbRSSOverhead, whatever the number of keys.
 const (
 	leveldbDefaultLimit = 64<<20 + 2*(16<<20+4*16<<20) // two keyed backends at the defaults
-	leveldbRSSOverhead  = 96 << 20
+	leveldbRSSOverhead  = 128 << 20
 	// leveldbRSSFlat bounds how much more the peak may be with twice the keys.
 	leveldbRSSFlat = 64 << 20
 )
@@ -115,7 +115,7 @@ func memoryKey(i int) []byte {
 
 // TestLevelDBMemoryIsBoundedByConfiguration writes 2M and then 4M distinct keys into a
 // fresh leveldb plugin process each: both peaks stay within the plugin's memory limit at
-// the defaults (224 MiB for two keyed backends) plus 96 MiB, and twice the keys add less
+// the defaults (224 MiB for two keyed backends) plus 128 MiB, and twice the keys add less
 // than 64 MiB.
 func TestLevelDBMemoryIsBoundedByConfiguration(t *testing.T) {
 	t.Setenv("GOMEMLIMIT", "") // the plugin inherits the environment: its own limit applies
