@@ -76,7 +76,9 @@ test-busy:
 # Benchmarks of issue 7 (plugins against the same plugins in-process, and against the
 # disk): about 3 minutes on a quiet 2-core machine (2m45s-3m06s in four runs this round);
 # writes docs/performance.md.
-# BENCHFLAGS=-quick checks that every figure runs, in seconds.
+# BENCHFLAGS=-quick checks that every figure runs, in seconds. The memory phase (issue 24)
+# measures peak RSS at 3M distinct keys; BENCHFLAGS='-memory-keys 3000000,30000000' adds
+# 30M (docs/performance.md says how long it takes).
 bench: build
 	$(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
 

@@ -28,6 +28,9 @@ type settings struct {
 	IncrKeys            int64   // item 5: entries of the incremental checkpoint test
 	StartupRounds       int     // item 6
 	WordCountBytes      int64   // item 7: size of the word count's input text
+	// MemoryKeys are the distinct keys of the memory figures (issue 24): peak RSS of
+	// `runner run` and its plugins on each backend.
+	MemoryKeys []int64
 }
 
 // fullSettings are the figures of issues 7 and 17, sized for about 3 minutes on a quiet
@@ -41,6 +44,7 @@ func fullSettings() settings {
 		ScaleKeys: []int64{100_000, 1_000_000, 10_000_000},
 		IncrKeys:  1_000_000, StartupRounds: 5,
 		WordCountBytes: 9_400_000,
+		MemoryKeys:     []int64{3_000_000},
 	}
 }
 
@@ -54,6 +58,7 @@ func quickSettings() settings {
 		ScaleKeys: []int64{1000, 10_000},
 		IncrKeys:  10_000, StartupRounds: 2,
 		WordCountBytes: 200_000,
+		MemoryKeys:     []int64{10_000},
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowstate/flowstate/internal/testbin"
 	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
 
@@ -194,9 +195,18 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 			t.Errorf("start-up %s: %v", st.backend, st.samples)
 		}
 	}
+	if len(rep.memory) != 2*len(s.MemoryKeys) {
+		t.Fatalf("memory: %d points, want hashmap and leveldb at %d sizes", len(rep.memory), len(s.MemoryKeys))
+	}
+	for _, m := range rep.memory {
+		// About the distinct keys asked for, and some memory in every process.
+		if m.distinct < s.MemoryKeys[0]*9/10 || m.distinct > m.keys || m.runner < 1<<20 || m.state < 1<<20 || m.cpt < 1<<20 {
+			t.Errorf("memory %s: %+v", m.backend, m)
+		}
+	}
 	var md bytes.Buffer
 	rep.render(&md)
-	for _, want := range []string{"### Targets", "### 1-2.", "### 3-4.", "#### Synchronous snapshot pause", "### 5. Scale", "#### Incremental", "### 6. Start-up"} {
+	for _, want := range []string{"### Targets", "### 1-2.", "### 3-4.", "#### Synchronous snapshot pause", "### 5. Scale", "#### Incremental", "### 6. Start-up", "### Memory"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks section %q", want)
 		}
@@ -262,4 +272,31 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// TestGeneratorDistinctCountsTheJobsKeys: the distinct keys the memory figures report are
+// those of the aggregate job's generator, counted here by running the generator itself
+// over a small range: about 1 - 1/e of job.keys when job.records = job.keys.
+func TestGeneratorDistinctCountsTheJobsKeys(t *testing.T) {
+	const keys = 5000
+	r, err := connectors.Generator{Records: keys, Keys: keys}.Open(context.Background(), 0, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for {
+		err := r.Read(context.Background(), 1024, func(e any) { seen[strings.Clone(e.(connectors.Event).Key)] = true })
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := generatorDistinct(keys, keys); got != int64(len(seen)) {
+		t.Fatalf("generatorDistinct = %d, the generator emitted %d distinct keys", got, len(seen))
+	}
+	if share := float64(len(seen)) / keys; share < distinctShare-0.02 || share > distinctShare+0.02 {
+		t.Fatalf("%d of %d keys reached, want about %.3f of them", len(seen), keys, distinctShare)
+	}
 }

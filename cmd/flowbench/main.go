@@ -2,8 +2,8 @@
 // in-process, and against the machine's own limits, and writes the figures into
 // docs/performance.md (between its flowbench markers). `make bench` runs it.
 //
-//	flowbench [-quick] [-only throughput,wordcount,checkpoint,pause,scale,incremental,startup]
-//	          [-rounds N] [-state-mb N] [-out docs/performance.md]
+//	flowbench [-quick] [-only throughput,wordcount,checkpoint,pause,scale,incremental,startup,memory]
+//	          [-rounds N] [-state-mb N] [-memory-keys N,N...] [-out docs/performance.md]
 //	          [-plugin-dir bin/plugins] [-runner bin/runner] [-cpuprofile FILE]
 package main
 
@@ -15,6 +15,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,7 +25,7 @@ import (
 )
 
 // phases are the benchmark's parts, in the order they run.
-var phases = []string{"throughput", "wordcount", "checkpoint", "pause", "scale", "incremental", "startup"}
+var phases = []string{"throughput", "wordcount", "checkpoint", "pause", "scale", "incremental", "startup", "memory"}
 
 func main() {
 	if spec := os.Getenv(restoreChildEnv); spec != "" {
@@ -47,6 +48,7 @@ func run(args []string) error {
 	only := fs.String("only", strings.Join(phases, ","), "phases to run")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the benchmark process")
 	stateMB := fs.Int64("state-mb", 0, "state of the checkpoint, restore and pause figures in MiB (0: 1024, or 4 with -quick)")
+	memoryKeys := fs.String("memory-keys", "", "distinct keys of the memory figures, comma-separated (empty: 3000000, or 10000 with -quick); 3000000,30000000 adds the 30M figure (about 10 more minutes)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -59,6 +61,13 @@ func run(args []string) error {
 	}
 	if *stateMB > 0 {
 		s.StateBytes, s.PauseBytes = *stateMB<<20, *stateMB<<20
+	}
+	if *memoryKeys != "" {
+		keys, err := parseCounts(*memoryKeys)
+		if err != nil {
+			return fmt.Errorf("-memory-keys %q: %w", *memoryKeys, err)
+		}
+		s.MemoryKeys = keys
 	}
 	var err error
 	if s.PluginDir, err = filepath.Abs(*pluginDir); err != nil {
@@ -147,9 +156,23 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, builtin.Hashmap, b.deadline(1.0)); return })
 	step("incremental", func() (err error) { rep.incr, err = b.incremental(ctx); return })
 	step("startup", func() (err error) { rep.startup, err = b.startup(ctx, b.deadline(0.97)); return })
+	step("memory", func() (err error) { rep.memory, err = b.memory(ctx); return })
 	rep.elapsed = time.Since(b.start)
 	rep.machine.LoadEnd = loadAverage()
 	return rep
+}
+
+// parseCounts parses comma-separated positive integers.
+func parseCounts(s string) ([]int64, error) {
+	var out []int64
+	for _, f := range strings.Split(s, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive whole number", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func contains(xs []string, x string) bool {

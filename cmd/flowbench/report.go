@@ -31,6 +31,7 @@ type report struct {
 	incr       *incrResult
 	startup    []*startupResult
 	wordCount  *wordCountResult
+	memory     []memoryPoint
 	failures   map[string]error // phase name -> why it has no figures
 }
 
@@ -48,6 +49,7 @@ func (r *report) render(w io.Writer) {
 	r.renderCheckpoint(w)
 	r.renderScale(w)
 	r.renderStartup(w)
+	r.renderMemory(w)
 	if len(r.failures) > 0 {
 		p("### Phases that failed\n\n")
 		for name, err := range r.failures {

@@ -1,5 +1,6 @@
 // Command flowstate-plugin-leveldb is the leveldb state backend plugin: working state lives
-// in an embedded LSM store (goleveldb) on local disk, so it can exceed memory.
+// in an embedded LSM store (goleveldb) on local disk, so it can exceed memory. The process
+// bounds its memory by its configuration (option memory-limit).
 package main
 
 import (
@@ -7,4 +8,8 @@ import (
 	"github.com/flowstate/flowstate/sdk"
 )
 
-func main() { sdk.Serve(leveldb.New()) }
+func main() {
+	b := leveldb.New()
+	b.OwnProcess()
+	sdk.Serve(b)
+}

@@ -32,8 +32,9 @@ const Version = "0.1.0"
 
 // Backend is the leveldb state backend plugin.
 type Backend struct {
-	mu  sync.Mutex
-	cfg config
+	mu     sync.Mutex
+	cfg    config
+	memory processMemory
 }
 
 var _ sdk.StateBackend = (*Backend)(nil)
@@ -41,12 +42,23 @@ var _ sdk.StateBackend = (*Backend)(nil)
 // New returns a leveldb state backend with the default configuration.
 func New() *Backend { return &Backend{cfg: defaultConfig()} }
 
+// OwnProcess tells the backend that it runs in a process of its own (the plugin's binary),
+// whose Go memory limit it then sets from its configuration and the keyed backends it holds
+// open (option memory-limit). A backend loaded into another process leaves that process's
+// limit alone. Call it before Serve.
+func (b *Backend) OwnProcess() {
+	b.memory.mu.Lock()
+	b.memory.own = true
+	b.memory.mu.Unlock()
+}
+
 // PluginInfo returns the plugin's name and version.
 func (b *Backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: Name, Version: Version} }
 
 // Configure applies the options "localdir" (default DefaultLocalDir()), "block-cache-size"
-// and "write-buffer-size" (human sizes such as "64mb"), and "incremental" ("true" for
-// incremental checkpoints, see FormatIncremental). It creates the working directory.
+// and "write-buffer-size" (human sizes such as "64mb"), "memory-limit" (a size, "0", or
+// unset; see OwnProcess) and "incremental" ("true" for incremental checkpoints, see
+// FormatIncremental). It creates the working directory.
 func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
 	c, err := parseOptions(opts)
 	if err != nil {
@@ -55,6 +67,7 @@ func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
 	b.mu.Lock()
 	b.cfg = c
 	b.mu.Unlock()
+	b.memory.configure(c.memoryLimit)
 	return nil
 }
 
@@ -89,9 +102,11 @@ func (b *Backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("%s: open database in %s: %w", name, dir, err)
 	}
-	kb := &keyed{params: p, name: name, dir: dir, db: db, batch: new(goleveldb.Batch)}
+	budget := backendBudget(c)
+	b.memory.add(budget)
+	kb := &keyed{params: p, name: name, dir: dir, db: db, batch: new(goleveldb.Batch), release: func() { b.memory.add(-budget) }}
 	if c.incremental {
-		kb.tracker = newTracker()
+		kb.tracker = newTracker(trackedBudget(c) / 2)
 	}
 	return kb, nil
 }

@@ -40,7 +40,8 @@ import (
 //
 // A new base is written when the backend has no completed checkpoint to build on (the
 // first checkpoint, after a restore into another key group range, after a checkpoint it
-// did not write completed), when more than maxTrackedKeys keys changed, when the chain has
+// did not write completed), when the keys changed since outgrow the memory the backend tracks them in
+// (trackedBudget), when the chain has
 // maxDeltas deltas, or when its deltas together outgrow its base. Savepoints are never
 // incremental: they are canonical streams in sdk.ScopeExclusive.
 const FormatIncremental = "leveldb-incremental-v1"

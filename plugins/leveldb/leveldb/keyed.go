@@ -33,6 +33,8 @@ type keyed struct {
 	batch  *goleveldb.Batch // reused by Write, which one goroutine calls at a time
 	// tracker tracks the keys written for incremental checkpoints; nil without them.
 	tracker *tracker
+	// release gives the keyed backend's memory budget back to the process (processMemory).
+	release func()
 
 	closeOnce sync.Once
 	closed    atomic.Bool
@@ -158,6 +160,7 @@ func (kb *keyed) Close() error {
 			errs = append(errs, fmt.Errorf("%s: remove %s: %w", kb.name, kb.dir, err))
 		}
 		os.Remove(filepath.Dir(kb.dir)) // fails, harmlessly, while other subtasks use it
+		kb.release()
 		kb.closeErr = errors.Join(errs...)
 	})
 	return kb.closeErr

@@ -20,11 +20,19 @@ const (
 	// OptionWriteBufferSize is the memtable size of each keyed backend's database, in human
 	// units ("16mb").
 	OptionWriteBufferSize = "write-buffer-size"
+	// OptionMemoryLimit is the Go memory limit of the plugin's process, in human units
+	// ("256mb"); "0" leaves Go's own pacing; unset, it follows the open keyed backends (see
+	// processMemory).
+	OptionMemoryLimit = "memory-limit"
 )
+
+// minMemoryLimit is the smallest memory-limit other than 0: below it the collector would
+// run all the time.
+const minMemoryLimit = 16 << 20
 
 // OptionKeys returns every option Configure accepts.
 func OptionKeys() []string {
-	return []string{OptionLocalDir, OptionBlockCacheSize, OptionWriteBufferSize, sdk.OptionIncremental}
+	return []string{OptionLocalDir, OptionBlockCacheSize, OptionWriteBufferSize, OptionMemoryLimit, sdk.OptionIncremental}
 }
 
 // Defaults, sized for a small (2-core) machine running a few keyed backends per plugin.
@@ -44,10 +52,11 @@ type config struct {
 	blockCacheSize  int
 	writeBufferSize int
 	incremental     bool
+	memoryLimit     int64 // autoMemoryLimit, 0 or a size
 }
 
 func defaultConfig() config {
-	return config{localDir: DefaultLocalDir(), blockCacheSize: DefaultBlockCacheSize, writeBufferSize: DefaultWriteBufferSize}
+	return config{localDir: DefaultLocalDir(), blockCacheSize: DefaultBlockCacheSize, writeBufferSize: DefaultWriteBufferSize, memoryLimit: autoMemoryLimit}
 }
 
 // parseOptions validates opts over the defaults.
@@ -82,6 +91,16 @@ func parseOptions(opts sdk.Options) (config, error) {
 			return c, &sdk.OptionError{Option: o.key, Value: v, Err: fmt.Errorf("want a size between 1 byte and 2gb")}
 		}
 		*o.dst = int(n)
+	}
+	if v, ok := opts[OptionMemoryLimit]; ok {
+		n, err := sdk.ParseSize(v)
+		if err != nil {
+			return c, &sdk.OptionError{Option: OptionMemoryLimit, Value: v, Err: err}
+		}
+		if n != 0 && n < minMemoryLimit {
+			return c, &sdk.OptionError{Option: OptionMemoryLimit, Value: v, Err: fmt.Errorf("want 0 (Go's own pacing) or a size of at least 16mb")}
+		}
+		c.memoryLimit = n
 	}
 	if v, ok := opts[sdk.OptionIncremental]; ok {
 		inc, err := strconv.ParseBool(v)

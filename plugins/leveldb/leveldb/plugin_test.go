@@ -39,6 +39,7 @@ func TestOptions(t *testing.T) {
 		{"incremental": "true"},
 		{"block-cache-size": "8mb", "write-buffer-size": "64MiB"},
 		{"block-cache-size": "1048576", "write-buffer-size": "4 mb", "localdir": filepath.Join(dir, "new", "dir")},
+		{"memory-limit": "0"}, {"memory-limit": "512mb"},
 	}
 	for _, o := range good {
 		b := New()
@@ -62,6 +63,8 @@ func TestOptions(t *testing.T) {
 		{sdk.Options{"block-cache-size": "lots"}, "block-cache-size", "lots"},
 		{sdk.Options{"write-buffer-size": "0"}, "write-buffer-size", "between"},
 		{sdk.Options{"write-buffer-size": "64 furlongs"}, "write-buffer-size", "furlongs"},
+		{sdk.Options{"memory-limit": "256"}, "memory-limit", "at least 16mb"},
+		{sdk.Options{"memory-limit": "lots"}, "memory-limit", "lots"},
 		{sdk.Options{"localdir": ""}, "localdir", "directory"},
 		{sdk.Options{"localdir": filepath.Join(file, "sub")}, "localdir", "a-file"},
 		{sdk.Options{"cache": "1"}, "cache", "unknown option"},

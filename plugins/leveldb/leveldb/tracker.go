@@ -7,10 +7,9 @@ import (
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// maxTrackedKeys bounds the dirty keys a keyed backend remembers between completed
-// checkpoints. Beyond it the backend stops tracking and its next checkpoint writes a new
-// base: a delta of that many keys would not be much smaller than a base anyway.
-const maxTrackedKeys = 1 << 20
+// trackedKeyBytes is what the tracker counts for a key besides its bytes: the string's
+// header and allocation, and its slot in the set's map (which grows by doubling).
+const trackedKeyBytes = 96
 
 // keySet is a set of state keys.
 type keySet map[string]struct{}
@@ -22,6 +21,8 @@ type pendingSnapshot struct {
 	// keys were written between the previous snapshot and this one; nil when they were not
 	// tracked (too many), which rules out a delta until a later base completes.
 	keys keySet
+	// bytes is what keys counts towards the tracker's limit.
+	bytes int64
 	// chain is what the snapshot's handle references, set once its Write succeeded.
 	chain *chain
 }
@@ -39,10 +40,15 @@ type tracker struct {
 	current   keySet // keys written since the last snapshot; nil while not tracking
 	pending   []*pendingSnapshot
 	confirmed *chain // the chain of the newest completed checkpoint; nil: none usable
-	tracked   int    // keys held in current and pending, counted once per set
+	// limit bounds tracked, the memory of the keys held in current and pending (each
+	// counted once per set, at its length plus trackedKeyBytes); currentBytes is current's
+	// share. Beyond it the backend stops tracking and its next checkpoint writes a new
+	// base: a delta of that many keys would not be much smaller than a base anyway.
+	limit, tracked, currentBytes int64
 }
 
-func newTracker() *tracker { return &tracker{current: make(keySet)} }
+// newTracker returns a tracker whose keys take at most limit bytes (see tracker.limit).
+func newTracker(limit int64) *tracker { return &tracker{current: make(keySet), limit: limit} }
 
 // wrote records the keys of a write.
 func (t *tracker) wrote(muts []sdk.Mutation) {
@@ -64,7 +70,9 @@ func (t *tracker) add(k string) bool {
 		return true
 	}
 	t.current[k] = struct{}{}
-	if t.tracked++; t.tracked > maxTrackedKeys {
+	n := int64(len(k)) + trackedKeyBytes
+	t.currentBytes += n
+	if t.tracked += n; t.tracked > t.limit {
 		t.overflow()
 		return false
 	}
@@ -76,9 +84,9 @@ func (t *tracker) add(k string) bool {
 func (t *tracker) overflow() {
 	t.current = nil
 	for _, p := range t.pending {
-		p.keys = nil
+		p.keys, p.bytes = nil, 0
 	}
-	t.tracked = 0
+	t.tracked, t.currentBytes = 0, 0
 }
 
 // plan is what a new checkpoint snapshot writes: a delta of keys over base, or (base nil)
@@ -95,8 +103,8 @@ type plan struct {
 func (t *tracker) snapshot(id int64, full bool) plan {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.pending = append(t.pending, &pendingSnapshot{id: id, keys: t.current})
-	t.current = make(keySet)
+	t.pending = append(t.pending, &pendingSnapshot{id: id, keys: t.current, bytes: t.currentBytes})
+	t.current, t.currentBytes = make(keySet), 0
 	if full || t.confirmed == nil || !t.confirmed.extendable() {
 		return plan{}
 	}
@@ -133,9 +141,9 @@ func (t *tracker) completed(id int64) {
 		switch {
 		case s.id == id:
 			done = s
-			t.tracked -= len(s.keys)
+			t.tracked -= s.bytes
 		case s.id < id:
-			t.tracked -= len(s.keys)
+			t.tracked -= s.bytes
 		default:
 			keep = append(keep, s)
 		}
@@ -164,7 +172,7 @@ func (t *tracker) aborted(id int64) {
 		t.overflow()
 		return
 	}
-	t.tracked -= len(s.keys)
+	t.tracked -= s.bytes
 	for k := range s.keys {
 		if !t.add(k) {
 			return
@@ -177,7 +185,7 @@ func (t *tracker) aborted(id int64) {
 func (t *tracker) restored(c *chain) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.current, t.pending, t.confirmed, t.tracked = make(keySet), nil, c, 0
+	t.current, t.pending, t.confirmed, t.tracked, t.currentBytes = make(keySet), nil, c, 0, 0
 }
 
 // union returns the keys of sets, sorted.

@@ -1,0 +1,88 @@
+package procmem
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// childEnv makes the test binary a child that holds childBytes resident until its stdin
+// closes.
+const childEnv = "PROCMEM_TEST_CHILD"
+
+const childBytes = 64 << 20
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		b := make([]byte, childBytes)
+		for i := range b {
+			b[i] = byte(i)
+		}
+		os.Stdout.WriteString("ready\n")
+		bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes stdin
+		os.Stdout.WriteString(string(b[len(b)-1:]))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestWatchSeesAChildsPeak starts a child of the test process that touches 64 MiB and
+// waits: a watcher of the test process reports the child, by its executable's name, with a
+// peak of at least 64 MiB, and keeps that peak once the child has exited.
+func TestWatchSeesAChildsPeak(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w := Watch(os.Getpid(), 10*time.Millisecond)
+	if line, err := bufio.NewReader(stdout).ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("child said %q, %v", line, err)
+	}
+	// Wait for a sample taken after the child was ready.
+	name := filepath.Base(os.Args[0])
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		w.mu.Lock()
+		p := w.peaks[cmd.Process.Pid]
+		w.mu.Unlock()
+		if p.Bytes >= childBytes {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no sample of the child %d with %d bytes within 30 s: %+v", cmd.Process.Pid, childBytes, p)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	peaks := w.Stop()
+	var child *Peak
+	for i, p := range peaks {
+		if p.PID == cmd.Process.Pid {
+			child = &peaks[i]
+		}
+	}
+	if child == nil || child.Name != name || child.Bytes < childBytes {
+		t.Fatalf("peaks %+v: want pid %d named %s with at least %d bytes", peaks, cmd.Process.Pid, name, childBytes)
+	}
+	if n, ok := Max(peaks, name); !ok || n < childBytes {
+		t.Fatalf("Max(%s) = %d, %v", name, n, ok)
+	}
+	if _, ok := Max(peaks, "no-such-program"); ok {
+		t.Fatal("Max found a process that never ran")
+	}
+}
