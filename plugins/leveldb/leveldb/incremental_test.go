@@ -351,3 +351,36 @@ func canonicalSnapshot(t testing.TB, kb sdk.KeyedStateBackend, p sdk.KeyedBacken
 	}
 	return hs
 }
+
+// TestIncrementalTrackingBudget: the keys changed since the last completed checkpoint are
+// tracked within the backend's budget (write-buffer-size, see trackedBudget): 2,000
+// changed keys of a 20,000-key state make a delta with a 4 MiB write buffer, and a new
+// base with a 64 KiB one, whose budget holds about 500 keys.
+func TestIncrementalTrackingBudget(t *testing.T) {
+	for _, c := range []struct {
+		writeBuffer string
+		files       int
+	}{{"4mb", 2}, {"64kb", 1}} {
+		t.Run(c.writeBuffer, func(t *testing.T) {
+			sb := testPlugin(t, sdk.Options{sdk.OptionIncremental: "true", OptionWriteBufferSize: c.writeBuffer})
+			p := sdktest.Params("budget", 0, 1)
+			kb := sdktest.OpenKeyed(t, sb, p)
+			streams := sdktest.NewMemoryStreams()
+			m := sdktest.Model{}
+			sdktest.Fill(t, kb, m, p.KeyGroups, 20000, "b")
+			checkpointTo(t, kb, p, 1, streams)
+			complete(t, kb, 1)
+			muts := make([]sdk.Mutation, 0, 2000)
+			for i := range 2000 {
+				g := p.KeyGroups.Start + i%(p.KeyGroups.End-p.KeyGroups.Start)
+				muts = append(muts, sdk.Mutation{Key: sdktest.StateKey(g, fmt.Sprintf("changed-%d", i)), Value: []byte("v")})
+			}
+			sdktest.MustWrite(t, kb, m, muts)
+			h := checkpointTo(t, kb, p, 2, streams)
+			if len(h.Files) != c.files {
+				t.Fatalf("checkpoint 2: files %v, want %d", fileNames(h), c.files)
+			}
+			sdktest.CheckContents(t, sdktest.OpenRestored(t, sb, p, []sdk.KeyedStateHandle{h}, streams), m)
+		})
+	}
+}
