@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // mountsFile lists the mounted file systems; tests point it at a fixture.
@@ -30,7 +32,7 @@ func mountOf(path string) (m mount, ok bool) {
 			continue
 		}
 		point := unescapeMount(f[1])
-		if !within(p, point) {
+		if !layout.Within(point, p) {
 			continue
 		}
 		// Later entries mounted over earlier ones at the same point win.
@@ -41,27 +43,14 @@ func mountOf(path string) (m mount, ok bool) {
 	return m, ok
 }
 
-// realPath resolves symlinks in the longest existing prefix of an absolute path.
+// realPath resolves the symlinks of an absolute path's deepest existing ancestor
+// (layout.RealPath); a path it cannot resolve (a dangling link on the way) stays as written.
 func realPath(p string) string {
 	p = filepath.Clean(p)
-	rest := ""
-	for dir := p; ; dir = filepath.Dir(dir) {
-		if r, err := filepath.EvalSymlinks(dir); err == nil {
-			return filepath.Join(r, rest)
-		}
-		if filepath.Dir(dir) == dir {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(dir), rest)
+	if r, err := layout.RealPath(p); err == nil {
+		return r
 	}
-}
-
-// within reports whether p is point or below it.
-func within(p, point string) bool {
-	if point == "/" {
-		return strings.HasPrefix(p, "/")
-	}
-	return p == point || strings.HasPrefix(p, point+"/")
+	return p
 }
 
 // unescapeMount undoes /proc/mounts' octal escapes (\040 for a space).

@@ -3,6 +3,8 @@ package config
 import (
 	"fmt"
 	"strings"
+
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 // checkInputOutput refuses a job whose output lies inside its input or whose input lies
@@ -19,9 +21,9 @@ func (p *parser) checkInputOutput() {
 	switch {
 	case rin == rout:
 		what = "are the same directory"
-	case within(rout, rin):
+	case layout.Within(rin, rout):
 		what = "nest: the output is inside the input"
-	case within(rin, rout):
+	case layout.Within(rout, rin):
 		what = "nest: the input is inside the output"
 	default:
 		return

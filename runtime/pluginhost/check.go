@@ -7,8 +7,9 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
+
+	"github.com/flowstate/flowstate/sdk/layout"
 )
 
 var (
@@ -52,7 +53,7 @@ func (h *Host) resolve(name, path string) (string, error) {
 			}
 			return "", fmt.Errorf("plugin %s: %w", name, err)
 		}
-		if !allowed && !within(dir, cur) {
+		if !allowed && !layout.Within(dir, cur) {
 			return "", fmt.Errorf("plugin %s: %s is a symlink to %s, outside the plugin directory %s: %w; to run it, name the plugin in plugins.allow-outside-dir",
 				name, path, cur, dir, ErrOutsideDir)
 		}
@@ -84,12 +85,6 @@ func (h *Host) resolve(name, path string) (string, error) {
 		}
 		cur = filepath.Join(parent, filepath.Base(target))
 	}
-}
-
-// within reports whether path is inside dir (both clean and free of symlinks).
-func within(dir, path string) bool {
-	rel, err := filepath.Rel(dir, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // notWritableByOthers refuses path when it, or a directory above it, is writable by
