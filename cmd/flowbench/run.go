@@ -14,11 +14,11 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/plugins/builtin"
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/runner"
 	sdkhost "github.com/flowstate/flowstate/sdk/host"
 )
 
@@ -60,7 +60,7 @@ func newHost(pluginDir string, m mode) *pluginhost.Host {
 	return pluginhost.New(opts)
 }
 
-// runSpec is one run of a job through runtime.Executor, with fsstorage (file://) as the
+// runSpec is one run of a job through runner.Executor, with fsstorage (file://) as the
 // checkpoint storage.
 type runSpec struct {
 	backend     string
@@ -119,7 +119,7 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 		}
 		return nil
 	})
-	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host, cfg.Restart, nil)); err != nil {
+	if err := config.Resolve(cfg, runner.KindsOf(ctx, host, cfg.Restart, nil)); err != nil {
 		return runResult{}, fmt.Errorf("benchmark configuration: %w", err)
 	}
 	res := runResult{}
@@ -127,7 +127,7 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 	plugins := []string{s.backend, builtin.FSStorage}
 	var liveErr error // the plugin processes' check during the run, at the first checkpoint
 	checked := false
-	x := &runtime.Executor{Config: cfg, Host: host, Logger: hclog.NewNullLogger(), Stats: stats,
+	x := &runner.Executor{Config: cfg, Host: host, Logger: hclog.NewNullLogger(), Stats: stats,
 		OnCheckpoint: func(c *checkpoint.Completed) {
 			res.last = c
 			if !checked {

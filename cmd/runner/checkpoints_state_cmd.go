@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/runtime/stateproc"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -67,8 +67,8 @@ func withStorage(g *globalFlags, file string, fn func(ctx context.Context, s *st
 // restores: the newest intact completed checkpoint of the configured job, each damaged one
 // it skips named in a warning.
 func (s *storageSession) open(ctx context.Context, pointer string) (*stateproc.Checkpoint, error) {
-	if pointer == runtime.FromLatest {
-		c, err := runtime.LatestCheckpoint(ctx, s.access, s.job, 0, s.log)
+	if pointer == runner.FromLatest {
+		c, err := runner.LatestCheckpoint(ctx, s.access, s.job, 0, s.log)
 		if err != nil {
 			return nil, fmt.Errorf("latest: job %q: %w", s.job, err)
 		}

@@ -10,9 +10,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -106,7 +106,7 @@ func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf fun
 	if kindsOf == nil {
 		host := pluginhost.New(opts)
 		defer host.Close()
-		kindsOf = runtime.KindsOf(ctx, host, cfg.Restart, opts.Logger)
+		kindsOf = runner.KindsOf(ctx, host, cfg.Restart, opts.Logger)
 	}
 	if err := config.Resolve(cfg, kindsOf); err != nil {
 		return config.Explanation{}, err

@@ -8,13 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/lease"
+	"github.com/flowstate/flowstate/runtime/runner"
 )
 
 func newRunCmd(g *globalFlags) *cobra.Command {
@@ -69,7 +69,7 @@ then takes the job over.`,
 			fmt.Fprintf(out, "working state: %s\ncheckpoints: %s\n", ex.WorkingState, ex.Checkpoints)
 			var last *checkpoint.Completed
 			stats := &dataflow.RunStats{}
-			l := &runtime.Launch{Config: cfg, Host: s.host, Logger: s.log, From: from, Stats: stats,
+			l := &runner.Launch{Config: cfg, Host: s.host, Logger: s.log, From: from, Stats: stats,
 				AllowNonRestoredState: allowNonRestored, WaitForLease: wait,
 				OnCheckpoint: func(c *checkpoint.Completed) { last = c },
 				OnListening: func(addr, tokenFile string) {
@@ -81,13 +81,13 @@ then takes the job over.`,
 				}}
 			start := time.Now()
 			if err := l.Run(ctx, job); err != nil {
-				if errors.Is(err, runtime.ErrNotEnded) {
+				if errors.Is(err, runner.ErrNotEnded) {
 					return err
 				}
 				if ctx.Err() != nil {
 					return fmt.Errorf("the runner was stopped by a signal: %w", err)
 				}
-				if errors.Is(err, runtime.ErrJobCancelled) || errors.Is(err, context.Canceled) {
+				if errors.Is(err, runner.ErrJobCancelled) || errors.Is(err, context.Canceled) {
 					fmt.Fprintln(out, "job cancelled")
 					return nil
 				}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/runtime/stateproc"
 )
 
@@ -30,7 +30,7 @@ completes.`
 // checkpoint of the configured job).
 func disposeCheckpoint(cmd *cobra.Command, g *globalFlags, file, pointer string, force, outside bool) error {
 	return withStorage(g, file, func(ctx context.Context, s *storageSession) error {
-		if pointer == runtime.FromLatest {
+		if pointer == runner.FromLatest {
 			c, err := s.open(ctx, pointer)
 			if err != nil {
 				return err

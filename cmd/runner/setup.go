@@ -10,9 +10,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/runner"
 )
 
 // session is what a command that uses plugins needs: the resolved configuration and a
@@ -69,7 +69,7 @@ func openSessionWith(ctx context.Context, log hclog.Logger, g *globalFlags, file
 		return nil, err
 	}
 	host := pluginhost.New(opts)
-	if err := config.Resolve(cfg, runtime.KindsOf(ctx, host, cfg.Restart, log)); err != nil {
+	if err := config.Resolve(cfg, runner.KindsOf(ctx, host, cfg.Restart, log)); err != nil {
 		host.Close()
 		return nil, err
 	}

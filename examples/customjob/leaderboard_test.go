@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/runner"
 )
 
 // expected computes the job's output from the input lines the simple way, one map per
@@ -151,7 +151,7 @@ func TestLeaderboardResumesFromCheckpoint(t *testing.T) {
 	}
 	t.Logf("interrupted after committing %d of %d lines", len(partial), len(want))
 
-	o.from, o.rate = runtime.FromLatest, 0
+	o.from, o.rate = runner.FromLatest, 0
 	if err := run(context.Background(), o); err != nil {
 		t.Fatalf("resume with -from latest: %v", err)
 	}

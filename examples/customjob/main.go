@@ -23,8 +23,8 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/plugins/builtin"
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/runner"
 )
 
 // options are the command's flags.
@@ -64,11 +64,11 @@ func run(ctx context.Context, o options) error {
 		return fmt.Errorf("build job: %w", err)
 	}
 	job.Rate = o.rate
-	env, err := runtime.NewEnvironment(o.config)
+	env, err := runner.NewEnvironment(o.config)
 	if err != nil {
 		return err
 	}
-	env.SetStateBackend(runtime.HashMapStateBackend())
+	env.SetStateBackend(runner.HashMapStateBackend())
 	env.CheckpointConfig().SetCheckpointStorage(o.checkpoints) // a path: fsstorage there
 	env.CheckpointConfig().SetCheckpointInterval(o.interval)
 	// An interrupted run (Ctrl-C) keeps its checkpoints, so that -from latest resumes it;

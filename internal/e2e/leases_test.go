@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/lease"
+	jobrunner "github.com/flowstate/flowstate/runtime/runner"
 )
 
 // leaseTimeout is the job.lease.timeout of the word count configs: long enough that a
@@ -77,7 +77,7 @@ func whenFree(t *testing.T, start func() *runner) *runner {
 // directory and in its output directory, have expired, by the times their records say.
 func (s *wordcountSetup) waitLeasesExpired(t *testing.T) {
 	t.Helper()
-	for _, path := range []string{filepath.Join(s.dir, "checkpoints", "wc", "_lease"), filepath.Join(s.output, runtime.OutputLeaseFile)} {
+	for _, path := range []string{filepath.Join(s.dir, "checkpoints", "wc", "_lease"), filepath.Join(s.output, jobrunner.OutputLeaseFile)} {
 		r := readLease(t, path)
 		if r == nil {
 			continue

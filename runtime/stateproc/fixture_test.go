@@ -14,10 +14,10 @@ import (
 	"github.com/flowstate/flowstate/internal/wordcheck"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
+	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/runtime/stateproc"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -71,7 +71,7 @@ job.name: %s
 	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env, err := runtime.NewEnvironment(file)
+	env, err := runner.NewEnvironment(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ job.name: %s
 	}
 	var mu sync.Mutex
 	var done []*checkpoint.Completed
-	x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger(), OnCheckpoint: func(c *checkpoint.Completed) {
+	x := &runner.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger(), OnCheckpoint: func(c *checkpoint.Completed) {
 		mu.Lock()
 		defer mu.Unlock()
 		done = append(done, c)

@@ -1,7 +1,7 @@
-// Package runtime runs Flowstate jobs: it loads the configured state backend and
+// Package runner runs Flowstate jobs: it loads the configured state backend and
 // checkpoint storage plugins, restores a job from a checkpoint when asked, runs it, and
 // recovers it when a plugin process or a task fails.
-package runtime
+package runner
 
 import (
 	"context"

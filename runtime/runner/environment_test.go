@@ -1,4 +1,4 @@
-package runtime_test
+package runner_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/plugins/builtin"
-	"github.com/flowstate/flowstate/runtime"
+	"github.com/flowstate/flowstate/runtime/runner"
 )
 
 // TestEnvironmentCodeWinsOverFile mirrors the seed's example: what is set on the
@@ -16,9 +16,9 @@ func TestEnvironmentCodeWinsOverFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "config.yaml")
 	os.WriteFile(file, []byte("state.backend.type: leveldb\nexecution.checkpointing.storage: jobmanager\nexecution.checkpointing.num-retained: 4\n"), 0o644)
-	resolve := func(set func(e *runtime.Environment)) (backend, storage, cpDir, spDir string, retained int) {
+	resolve := func(set func(e *runner.Environment)) (backend, storage, cpDir, spDir string, retained int) {
 		t.Helper()
-		env, err := runtime.NewEnvironment(file)
+		env, err := runner.NewEnvironment(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,12 +32,12 @@ func TestEnvironmentCodeWinsOverFile(t *testing.T) {
 		}
 		return c.StateBackend, c.CheckpointStorage, c.Checkpointing.Dir, c.Checkpointing.SavepointDir, c.Checkpointing.NumRetained
 	}
-	b, s, _, _, n := resolve(func(*runtime.Environment) {})
+	b, s, _, _, n := resolve(func(*runner.Environment) {})
 	if b != "leveldb" || s != "jmstorage" || n != 4 {
 		t.Fatalf("file only: %s + %s, retained %d", b, s, n)
 	}
-	b, s, cp, sp, n := resolve(func(e *runtime.Environment) {
-		e.SetStateBackend(runtime.HashMapStateBackend())
+	b, s, cp, sp, n := resolve(func(e *runner.Environment) {
+		e.SetStateBackend(runner.HashMapStateBackend())
 		e.CheckpointConfig().SetCheckpointStorage(filepath.Join(dir, "checkpoints")) // the string shortcut
 		e.SetDefaultSavepointDirectory(filepath.Join(dir, "savepoints"))
 		e.CheckpointConfig().SetNumRetained(2)
@@ -45,13 +45,13 @@ func TestEnvironmentCodeWinsOverFile(t *testing.T) {
 	if b != "hashmap" || s != "fsstorage" || cp != filepath.Join(dir, "checkpoints") || sp != filepath.Join(dir, "savepoints") || n != 2 {
 		t.Fatalf("code over file: %s + %s, dir %q, savepoints %q, retained %d", b, s, cp, sp, n)
 	}
-	_, s, cp, _, _ = resolve(func(e *runtime.Environment) {
-		e.CheckpointConfig().SetCheckpointStorage(runtime.JobManagerCheckpointStorage(filepath.Join(dir, "jm")))
+	_, s, cp, _, _ = resolve(func(e *runner.Environment) {
+		e.CheckpointConfig().SetCheckpointStorage(runner.JobManagerCheckpointStorage(filepath.Join(dir, "jm")))
 	})
 	if s != "jmstorage" || cp != filepath.Join(dir, "jm") {
 		t.Fatalf("JobManagerCheckpointStorage(path): %s, dir %q", s, cp)
 	}
-	env, _ := runtime.NewEnvironment(file)
+	env, _ := runner.NewEnvironment(file)
 	env.CheckpointConfig().SetCheckpointStorage(42)
 	if _, err := env.Resolved(context.Background(), env.Host()); err == nil {
 		t.Fatal("SetCheckpointStorage(42) was accepted")

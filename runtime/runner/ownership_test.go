@@ -1,4 +1,4 @@
-package runtime_test
+package runner_test
 
 import (
 	"context"
@@ -12,9 +12,9 @@ import (
 
 	"github.com/flowstate/flowstate/internal/wordcheck"
 	"github.com/flowstate/flowstate/plugins/builtin"
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/lease"
+	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/filelease"
 )
@@ -33,7 +33,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	os.WriteFile(file, []byte("state.backend.type: hashmap\nexecution.checkpointing.storage: filesystem\n"+
 		"execution.checkpointing.dir: "+filepath.Join(dir, "checkpoints")+"\nexecution.checkpointing.interval: 100ms\n"+
 		"job.lease.timeout: 10s\n"), 0o644)
-	env, err := runtime.NewEnvironment(file)
+	env, err := runner.NewEnvironment(file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	if r, _ := storage.ReadLease(context.Background()); string(r.Data) != string(data) {
 		t.Fatalf("the run overwrote the new holder's record: %s", r.Data)
 	}
-	out, err := filelease.New(filepath.Join(output, runtime.OutputLeaseFile)).ReadLease(context.Background())
+	out, err := filelease.New(filepath.Join(output, runner.OutputLeaseFile)).ReadLease(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

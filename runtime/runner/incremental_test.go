@@ -1,4 +1,4 @@
-package runtime_test
+package runner_test
 
 import (
 	"context"
@@ -15,11 +15,11 @@ import (
 
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -34,7 +34,7 @@ type incFixture struct {
 	storage  func() sdk.Plugin // nil: fsstorage
 	extra    string            // more configuration lines
 	// cancelJob makes the onCheckpoint stop a job cancellation (runner stop without a
-	// savepoint: runtime.ErrJobCancelled), to which the checkpoint retention applies;
+	// savepoint: runner.ErrJobCancelled), to which the checkpoint retention applies;
 	// otherwise it is a suspension (a signal), which keeps every checkpoint.
 	cancelJob bool
 }
@@ -49,7 +49,7 @@ func newIncFixture(t *testing.T, retained int) *incFixture {
 }
 
 // run runs the job over records events of keys keys, rate records/s (0: unlimited), from
-// ("" or a pointer or runtime.FromLatest); onCheckpoint sees each completed checkpoint and
+// ("" or a pointer or runner.FromLatest); onCheckpoint sees each completed checkpoint and
 // may cancel the run by returning true.
 func (f *incFixture) run(t *testing.T, records, keys int64, rate float64, from string, onCheckpoint func(c *checkpoint.Completed) (stop bool)) error {
 	t.Helper()
@@ -71,7 +71,7 @@ job.name: %s
 	ctx, cancelCause := context.WithCancelCause(context.Background())
 	cancel := func() {
 		if f.cancelJob {
-			cancelCause(runtime.ErrJobCancelled)
+			cancelCause(runner.ErrJobCancelled)
 		}
 		cancelCause(context.Canceled)
 	}
@@ -83,7 +83,7 @@ job.name: %s
 		t.Fatal(err)
 	}
 	var mu sync.Mutex
-	x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger(), OnCheckpoint: func(c *checkpoint.Completed) {
+	x := &runner.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger(), OnCheckpoint: func(c *checkpoint.Completed) {
 		mu.Lock()
 		defer mu.Unlock()
 		if onCheckpoint != nil && onCheckpoint(c) {
@@ -226,7 +226,7 @@ func TestIncrementalSharedStateSurvivesRetentionAndRestore(t *testing.T) {
 	lastRefs := checkpoint.SharedRefs(last)
 	f.checkReferencedExist(t, "after the first run")
 
-	if err := f.run(t, unbounded, 3000, 20000, runtime.FromLatest, check(func() bool { return len(seen) >= first+5 })); err != nil {
+	if err := f.run(t, unbounded, 3000, 20000, runner.FromLatest, check(func() bool { return len(seen) >= first+5 })); err != nil {
 		t.Fatalf("run --from latest: %v", err)
 	}
 	// The chain goes on after the restore: some checkpoint of the second run references
@@ -250,7 +250,7 @@ func TestIncrementalSharedStateSurvivesRetentionAndRestore(t *testing.T) {
 	f.checkNoOrphans(t, "after the second run", "is referenced by no completed checkpoint")
 	// The latest checkpoint restores: its state reads back with sizes and checksums, and the
 	// restored job completes a checkpoint of its own.
-	if err := f.run(t, unbounded, 3000, 20000, runtime.FromLatest, check(func() bool { return true })); err != nil {
+	if err := f.run(t, unbounded, 3000, 20000, runner.FromLatest, check(func() bool { return true })); err != nil {
 		t.Fatalf("run --from latest after the second run: %v", err)
 	}
 }
@@ -324,7 +324,7 @@ func TestLeftoversOfAnInterruptedCheckpointAreRemovedOnStart(t *testing.T) {
 	if len(before) == 0 {
 		t.Fatal("the completed checkpoints reference no shared file")
 	}
-	if err := f.run(t, 20000, 1000, 0, runtime.FromLatest, nil); err != nil {
+	if err := f.run(t, 20000, 1000, 0, runner.FromLatest, nil); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
 	for _, p := range []string{orphan, incomplete} {
@@ -376,7 +376,7 @@ func inProcessConfig(ctx context.Context, t *testing.T, conf string, plugins map
 	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env, err := runtime.NewEnvironment(file)
+	env, err := runner.NewEnvironment(file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package runner_test
 
 import (
 	"context"
@@ -16,11 +16,11 @@ import (
 	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
-	"github.com/flowstate/flowstate/runtime"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -61,7 +61,7 @@ func TestRetentionOnCancellation(t *testing.T) {
 				t.Fatal("RETAIN_ON_CANCELLATION: no checkpoint left after the cancellation")
 			}
 			f.checkNoOrphans(t, "after the cancellation", "is referenced by no completed checkpoint")
-			if err := f.run(t, 20000, 2000, 0, runtime.FromLatest, nil); err != nil {
+			if err := f.run(t, 20000, 2000, 0, runner.FromLatest, nil); err != nil {
 				t.Fatalf("--from latest after a cancellation that kept the checkpoints: %v", err)
 			}
 		})
@@ -208,7 +208,7 @@ func TestRestartStrategies(t *testing.T) {
 			if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			env, err := runtime.NewEnvironment(file)
+			env, err := runner.NewEnvironment(file)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -242,7 +242,7 @@ func TestRetentionInCode(t *testing.T) {
 		t.Fatal(err)
 	}
 	for value, want := range map[string]string{"retain_on_cancellation": config.RetainOnCancel, "KEEP": ""} {
-		env, err := runtime.NewEnvironment(file)
+		env, err := runner.NewEnvironment(file)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +302,7 @@ func TestFromMissingPointerFailsAtOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, from := range []string{filepath.Join(root, "checkpoints", incJob, "chk-7"), notCheckpoint} {
-		x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
+		x := &runner.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
 		err = x.Run(ctx, job, from)
 		if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), from) {
 			t.Fatalf("Run from %s = %v (deadline passed: %v); want an error at once naming it", from, err, ctx.Err() != nil)
@@ -320,7 +320,7 @@ func TestGoJobNameFollowsTheRule(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		x := &runtime.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
+		x := &runner.Executor{Config: resolved, Host: host, Logger: hclog.NewNullLogger()}
 		err = x.Run(ctx, job, "")
 		if err == nil || ctx.Err() != nil || !strings.Contains(err.Error(), fmt.Sprintf("job %q", name)) || !strings.Contains(err.Error(), "job name") {
 			t.Fatalf("Run of a job named %q = %v (deadline passed: %v); want an error at once naming it and the rule", name, err, ctx.Err() != nil)

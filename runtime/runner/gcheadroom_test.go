@@ -1,7 +1,7 @@
-package runtime
+package runner
 
 import (
-	goruntime "runtime"
+	"runtime"
 	"runtime/metrics"
 	"strings"
 	"testing"
@@ -11,7 +11,7 @@ import (
 
 // heapGoal is the heap size at which the next collection ends, after a full one now.
 func heapGoal() uint64 {
-	goruntime.GC()
+	runtime.GC()
 	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
 	metrics.Read(s)
 	return s[0].Value.Uint64()

@@ -1,4 +1,4 @@
-package runtime_test
+package runner_test
 
 import (
 	"fmt"
