@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowstate/flowstate/internal/testbin"
 	"github.com/flowstate/flowstate/runtime/lease"
 	"github.com/flowstate/flowstate/sdk/filelease"
 )
@@ -83,6 +84,10 @@ var countdownLine = regexp.MustCompile(`lease of checkpoint storage [^\n]* expir
 // before), and runs it to an exact end.
 func TestWaitOutsAnotherHostsLease(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 0, nil)
+	// The binaries are built before the lease is written, so a build run by this test
+	// alone cannot outlast the lease's 8 s.
+	testbin.Runner(t)
+	testbin.PluginDir(t)
 	path := filepath.Join(s.dir, "checkpoints", "wc", "_lease")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
