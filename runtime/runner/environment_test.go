@@ -51,7 +51,36 @@ func TestEnvironmentCodeWinsOverFile(t *testing.T) {
 	if s != "jmstorage" || cp != filepath.Join(dir, "jm") {
 		t.Fatalf("JobManagerCheckpointStorage(path): %s, dir %q", s, cp)
 	}
-	env, _ := runner.NewEnvironment(file)
+	// The other builders: each selects its plugin with the options it was given.
+	env, err := runner.NewEnvironment(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := env.Config().StateBackend; got != "leveldb" {
+		t.Fatalf("Config() before any override: backend %q, the file says leveldb", got)
+	}
+	local := filepath.Join(dir, "ldb")
+	env.UseInProcess(builtin.Constructors())
+	env.SetStateBackend(runner.EmbeddedLevelDBStateBackend(local))
+	env.CheckpointConfig().SetCheckpointStorage(runner.FileSystemCheckpointStorage(filepath.Join(dir, "fs")))
+	host := env.Host()
+	c, err := env.Resolved(context.Background(), host)
+	host.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.StateBackend != "leveldb" || c.BackendOptions["localdir"] != local || c.CheckpointStorage != "fsstorage" || c.Checkpointing.Dir != filepath.Join(dir, "fs") {
+		t.Fatalf("EmbeddedLevelDBStateBackend + FileSystemCheckpointStorage: %s %v + %s, dir %q", c.StateBackend, c.BackendOptions, c.CheckpointStorage, c.Checkpointing.Dir)
+	}
+	b, s, _, _, _ = resolve(func(e *runner.Environment) {
+		e.SetStateBackend(runner.PluginStateBackend("hashmap", nil))
+		e.CheckpointConfig().SetCheckpointStorage(runner.PluginCheckpointStorage("jmstorage", map[string]string{"max-state-size": "1mb"}))
+	})
+	if b != "hashmap" || s != "jmstorage" {
+		t.Fatalf("PluginStateBackend + PluginCheckpointStorage: %s + %s", b, s)
+	}
+
+	env, _ = runner.NewEnvironment(file)
 	env.CheckpointConfig().SetCheckpointStorage(42)
 	if _, err := env.Resolved(context.Background(), env.Host()); err == nil {
 		t.Fatal("SetCheckpointStorage(42) was accepted")
