@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -154,7 +154,7 @@ func (e *Explanation) explainBackend(c *Config) {
 		e.WorkingState = "Working state lives on the heap of the hashmap plugin process, in this machine's memory: " +
 			"fast, limited by memory, and gone when that process or this machine is."
 	case LevelDB:
-		dir := c.BackendOptions[builtin.LevelDBLocalDir]
+		dir := c.BackendOptions[builtins.LevelDBLocalDir]
 		e.WorkingStateDir = dir
 		where := "a directory the leveldb plugin creates under the system temp directory (set state.backend.leveldb.localdir to choose one)"
 		if dir != "" {
@@ -179,7 +179,7 @@ func (e *Explanation) warnLocalDir(c *Config, dir string) {
 	if dir == "" {
 		return
 	}
-	key := c.OptionKey(LevelDB, builtin.LevelDBLocalDir)
+	key := c.OptionKey(LevelDB, builtins.LevelDBLocalDir)
 	if _, local := localPath(dir); !local {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s is %s, but leveldb works only on local files and never reads or writes remote "+
 			"storage; give it a local directory and send checkpoints to remote storage with %s", c.where(key), key, dir, KeyCheckpointDir))
@@ -197,8 +197,8 @@ func (e *Explanation) explainStorage(c *Config) {
 	cp := c.Checkpointing
 	switch e.CheckpointStorage {
 	case JMStorage:
-		maxSize := int64(builtin.JMStorageDefaultMaxStateSize)
-		if v, err := sdk.ParseSize(c.StorageOptions[builtin.JMStorageMaxStateSize]); err == nil && v > 0 {
+		maxSize := int64(builtins.JMStorageDefaultMaxStateSize)
+		if v, err := sdk.ParseSize(c.StorageOptions[builtins.JMStorageMaxStateSize]); err == nil && v > 0 {
 			maxSize = v
 		}
 		if cp.Dir == "" {

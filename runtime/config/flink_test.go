@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -34,7 +34,7 @@ func TestCatalogIsConsistent(t *testing.T) {
 		case flinkAlias:
 			if _, ok := currentKeys[e.target]; !ok {
 				_, plugin, option, ok := pluginOption(e.target)
-				if p, found := builtin.Lookup(plugin); !ok || !found || !slices.Contains(p.Options, option) {
+				if p, found := builtins.Lookup(plugin); !ok || !found || !slices.Contains(p.Options, option) {
 					t.Errorf("alias %s leads to %s, neither a key nor an option the built-in plugin accepts", e.key, e.target)
 				}
 			}
