@@ -169,7 +169,7 @@ func (e *Explanation) explainBackend(c *Config) {
 	e.WorkingState += " A state backend alone is not durable: only checkpoints make state survive failures."
 	if c.Checkpointing.Incremental && c.StateBackend == Hashmap {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s: true has no effect with hashmap, which always takes full snapshots; leveldb takes incremental ones",
-			c.where(KeyIncremental), c.writtenKey(KeyIncremental)))
+			c.Where(KeyIncremental), c.Written(KeyIncremental)))
 	}
 }
 
@@ -182,13 +182,13 @@ func (e *Explanation) warnLocalDir(c *Config, dir string) {
 	key := c.OptionKey(LevelDB, builtins.LevelDBLocalDir)
 	if _, local := localPath(dir); !local {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s is %s, but leveldb works only on local files and never reads or writes remote "+
-			"storage; give it a local directory and send checkpoints to remote storage with %s", c.where(key), key, dir, KeyCheckpointDir))
+			"storage; give it a local directory and send checkpoints to remote storage with %s", c.Where(key), key, dir, KeyCheckpointDir))
 		return
 	}
 	p, _ := localPath(dir)
 	if m, ok := mountOf(p); ok && networkFS(m.fsType) {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s %s is on a network file system (%s at %s): the state backend's working files "+
-			"need fast local disk, and network storage does not make them durable; checkpoints do that", c.where(key), key, dir, m.fsType, m.point))
+			"need fast local disk, and network storage does not make them durable; checkpoints do that", c.Where(key), key, dir, m.fsType, m.point))
 	}
 }
 
@@ -248,7 +248,7 @@ func (e *Explanation) location(c *Config, dir string) (string, bool) {
 	case known && networkFS(m.fsType):
 		return fmt.Sprintf("that is a network file system (%s at %s), which survives losing this machine", m.fsType, m.point), true
 	case c.Checkpointing.SharedFilesystem:
-		return fmt.Sprintf("%s: true declares it shared storage, which survives losing this machine", c.writtenKey(KeySharedFilesystem)), true
+		return fmt.Sprintf("%s: true declares it shared storage, which survives losing this machine", c.Written(KeySharedFilesystem)), true
 	case known && memoryFS(m.fsType):
 		e.Warnings = append(e.Warnings, fmt.Sprintf("checkpoint directory %s is on %s (memory, at %s): checkpoints survive a crash of the runner "+
 			"but not a reboot or the loss of this machine; use s3:// or a shared file system", dir, m.fsType, m.point))

@@ -29,5 +29,5 @@ func (p *parser) checkInputOutput() {
 		return
 	}
 	p.errs.addAt(c.File, p.spellingOf(KeyJobOutput), fmt.Errorf("%w: %s (%s) and %s (%s) %s, so the job would read its own output; give them separate directories",
-		ErrBadValue, c.writtenKey(KeyJobInput), in, c.writtenKey(KeyJobOutput), out, what))
+		ErrBadValue, c.Written(KeyJobInput), in, c.Written(KeyJobOutput), out, what))
 }

@@ -111,7 +111,7 @@ func (c *Config) selectorKey(key, source string) string {
 	if source == "code" {
 		return key + " (set in code)"
 	}
-	return c.writtenKey(key)
+	return c.Written(key)
 }
 
 // storageSelector returns the current key whose line locates the storage choice and how
@@ -166,7 +166,7 @@ func (c *Config) ignoredOptions() []string {
 	common := map[string]string{sdk.OptionCheckpointDir: KeyCheckpointDir, sdk.OptionSavepointDir: KeySavepointDir, sdk.OptionDataInlineThreshold: KeyDataInlineThreshold}
 	for opt, key := range common {
 		if o, ok := c.storageOpts[c.CheckpointStorage][opt]; ok && o.key != "" && c.StorageOptions[opt] != o.value {
-			notes = append(notes, note{o.line, fmt.Sprintf("%s is ignored: %s sets %s", c.Locate(o.key), c.writtenKey(key), opt)})
+			notes = append(notes, note{o.line, fmt.Sprintf("%s is ignored: %s sets %s", c.Locate(o.key), c.Written(key), opt)})
 		}
 	}
 	sort.Slice(notes, func(i, j int) bool {
