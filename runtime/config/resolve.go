@@ -98,7 +98,7 @@ func Resolve(c *Config, kindsOf func(plugin string) ([]sdk.Kind, error)) error {
 	}
 	c.CheckpointStorage = storage
 	if c.restartDefault {
-		c.Restart.Type = defaultRestart(c.Checkpointing.Interval)
+		c.Restart.Type = DefaultRestartStrategy(c.Checkpointing.Interval)
 	}
 	c.fillOptions()
 	warnings = append(warnings, c.ignoredOptions()...)
