@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 )
 
 // ioResult holds items 3 (checkpoint MB/s against a sequential write) and 4 (restore).
@@ -42,7 +42,7 @@ func (b *bench) checkpointIO(ctx context.Context, deadline time.Time) (*ioResult
 	defer os.RemoveAll(dir)
 	res := &ioResult{restore: map[mode][]float64{}}
 	res.entries = b.s.StateBytes / int64(b.s.StateValue+16) // 10-byte keys and framing
-	h, err := openHarness(ctx, b.s.PluginDir, plugin, builtin.Hashmap, nil, dir)
+	h, err := openHarness(ctx, b.s.PluginDir, plugin, builtins.Hashmap, nil, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -106,7 +106,7 @@ func (b *bench) checkpointIO(ctx context.Context, deadline time.Time) (*ioResult
 // Restore took.
 func restoreOnce(ctx context.Context, spec restoreSpec) (time.Duration, error) {
 	m := modeOf(spec.InProcess)
-	h, err := openHarness(ctx, spec.PluginDir, m, builtin.Hashmap, nil, spec.Dir)
+	h, err := openHarness(ctx, spec.PluginDir, m, builtins.Hashmap, nil, spec.Dir)
 	if err != nil {
 		return 0, err
 	}

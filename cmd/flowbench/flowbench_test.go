@@ -14,6 +14,7 @@ import (
 
 	"github.com/flowstate/flowstate/internal/testbin"
 	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
@@ -222,12 +223,12 @@ func TestPluginModeNeedsTheBinaries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := runSpec{backend: builtin.Hashmap, mode: plugin, pluginDir: empty, checkpoints: t.TempDir()}
+	spec := runSpec{backend: builtins.Hashmap, mode: plugin, pluginDir: empty, checkpoints: t.TempDir()}
 	_, err = runJob(context.Background(), spec, job)
 	if !errors.Is(err, pluginhost.ErrUnknownPlugin) || !strings.Contains(err.Error(), "flowstate-plugin-hashmap") || !strings.Contains(err.Error(), empty) {
 		t.Fatalf("plugin mode without binaries: %v; want ErrUnknownPlugin naming flowstate-plugin-hashmap in %s", err, empty)
 	}
-	if _, err := openHarness(context.Background(), empty, plugin, builtin.Hashmap, nil, t.TempDir()); !errors.Is(err, pluginhost.ErrUnknownPlugin) {
+	if _, err := openHarness(context.Background(), empty, plugin, builtins.Hashmap, nil, t.TempDir()); !errors.Is(err, pluginhost.ErrUnknownPlugin) {
 		t.Fatalf("harness in plugin mode without binaries: %v; want ErrUnknownPlugin", err)
 	}
 	spec.mode, spec.checkpoints = inProcess, t.TempDir()
@@ -245,12 +246,12 @@ func TestLivePluginsRefusesInProcessInstances(t *testing.T) {
 	ctx := context.Background()
 	inproc := pluginhost.New(pluginhost.Options{Dir: t.TempDir(), Builtins: builtin.Constructors(), InProcess: true})
 	defer inproc.Close()
-	if _, err := livePlugins(ctx, inproc, plugin, builtin.Hashmap); err == nil || !strings.Contains(err.Error(), "benchmark's process") {
+	if _, err := livePlugins(ctx, inproc, plugin, builtins.Hashmap); err == nil || !strings.Contains(err.Error(), "benchmark's process") {
 		t.Fatalf("an in-process hashmap passed the plugin-mode check: %v", err)
 	}
 	host := newHost(testbin.PluginDir(t), plugin)
 	defer host.Close()
-	pids, err := livePlugins(ctx, host, plugin, builtin.Hashmap, builtin.FSStorage)
+	pids, err := livePlugins(ctx, host, plugin, builtins.Hashmap, builtins.FSStorage)
 	if err != nil || len(pids) != 2 || pids[0] == os.Getpid() || pids[0] == pids[1] {
 		t.Fatalf("plugin processes: pids %v, %v; want two processes other than this one", pids, err)
 	}

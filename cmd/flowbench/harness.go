@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
@@ -40,7 +40,7 @@ func openHarness(ctx context.Context, pluginDir string, m mode, backend string, 
 	if h.backend, ok = bin.StateBackend(); !ok {
 		return fail(fmt.Errorf("plugin %s is not a state backend", backend))
 	}
-	sin, err := h.host.Open(ctx, builtin.FSStorage)
+	sin, err := h.host.Open(ctx, builtins.FSStorage)
 	if err != nil {
 		return fail(fmt.Errorf("start fsstorage (%s): %w", m, err))
 	}
@@ -51,7 +51,7 @@ func openHarness(ctx context.Context, pluginDir string, m mode, backend string, 
 	if !ok {
 		return fail(fmt.Errorf("plugin fsstorage is not a checkpoint storage"))
 	}
-	if _, err := livePlugins(ctx, h.host, m, backend, builtin.FSStorage); err != nil {
+	if _, err := livePlugins(ctx, h.host, m, backend, builtins.FSStorage); err != nil {
 		return fail(err)
 	}
 	if h.access, err = storage.CreateCheckpointStorage(ctx, harnessJob); err != nil {

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -55,7 +55,7 @@ func (b *bench) changeOnePercent(ctx context.Context, incremental bool) (first, 
 		return 0, 0, err
 	}
 	defer os.RemoveAll(dir)
-	h, err := openHarness(ctx, b.s.PluginDir, plugin, builtin.LevelDB, sdk.Options{sdk.OptionIncremental: strconv.FormatBool(incremental)}, dir)
+	h, err := openHarness(ctx, b.s.PluginDir, plugin, builtins.LevelDB, sdk.Options{sdk.OptionIncremental: strconv.FormatBool(incremental)}, dir)
 	if err != nil {
 		return 0, 0, err
 	}

@@ -20,7 +20,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
 
@@ -76,7 +76,7 @@ func run(args []string) error {
 	if s.Runner, err = filepath.Abs(*runner); err != nil {
 		return fmt.Errorf("-runner: %w", err)
 	}
-	for _, name := range []string{builtin.Hashmap, builtin.LevelDB, builtin.FSStorage} {
+	for _, name := range []string{builtins.Hashmap, builtins.LevelDB, builtins.FSStorage} {
 		if _, err := os.Stat(filepath.Join(s.PluginDir, pluginhost.Prefix+name)); err != nil {
 			return fmt.Errorf("-plugin-dir %s: plugin %s is not built (run make build); plugin-mode figures need its binary: %w", s.PluginDir, name, err)
 		}
@@ -141,7 +141,7 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 		}
 	}
 	step("throughput", func() error {
-		for i, backend := range []string{builtin.Hashmap, builtin.LevelDB} {
+		for i, backend := range []string{builtins.Hashmap, builtins.LevelDB} {
 			t, err := b.throughput(ctx, backend, b.deadline([]float64{0.10, 0.30}[i]))
 			if err != nil {
 				return err
@@ -153,7 +153,7 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 	step("wordcount", func() (err error) { rep.wordCount, err = b.wordCount(ctx, b.deadline(0.40)); return })
 	step("checkpoint", func() (err error) { rep.io, err = b.checkpointIO(ctx, b.deadline(0.52)); return })
 	step("pause", func() (err error) { rep.pause, err = b.pauses(ctx); return })
-	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, builtin.Hashmap, b.deadline(1.0)); return })
+	step("scale", func() (err error) { rep.scale, err = b.scale(ctx, builtins.Hashmap, b.deadline(1.0)); return })
 	step("incremental", func() (err error) { rep.incr, err = b.incremental(ctx); return })
 	step("startup", func() (err error) { rep.startup, err = b.startup(ctx, b.deadline(0.97)); return })
 	step("memory", func() (err error) { rep.memory, err = b.memory(ctx); return })

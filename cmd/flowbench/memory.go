@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/internal/procmem"
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
 
@@ -36,7 +36,7 @@ const distinctShare = 1 - 1/math.E
 func (b *bench) memory(ctx context.Context) ([]memoryPoint, error) {
 	var out []memoryPoint
 	for _, n := range b.s.MemoryKeys {
-		for _, backend := range []string{builtin.Hashmap, builtin.LevelDB} {
+		for _, backend := range []string{builtins.Hashmap, builtins.LevelDB} {
 			keys := int64(math.Ceil(float64(n) / distinctShare))
 			p, err := b.memoryOnce(ctx, backend, keys)
 			if err != nil {
@@ -71,7 +71,7 @@ job.keys: %d
 job.records: %d
 rest.port: 0
 `, backend, filepath.Join(dir, "checkpoints"), keys, keys)
-	if backend == builtin.LevelDB {
+	if backend == builtins.LevelDB {
 		yaml += "state.backend.leveldb.localdir: " + filepath.Join(dir, "leveldb") + "\n"
 	}
 	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
@@ -96,7 +96,7 @@ rest.port: 0
 	var ok0, ok1, ok2 bool
 	p.runner, ok0 = procmem.Max(peaks, filepath.Base(b.s.Runner))
 	p.state, ok1 = procmem.Max(peaks, pluginhost.Prefix+backend)
-	p.cpt, ok2 = procmem.Max(peaks, pluginhost.Prefix+builtin.FSStorage)
+	p.cpt, ok2 = procmem.Max(peaks, pluginhost.Prefix+builtins.FSStorage)
 	if !ok0 || !ok1 || !ok2 {
 		return p, fmt.Errorf("runner on the aggregate job (%s): no sample of the runner or its plugin processes (saw %+v)", backend, peaks)
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 )
 
@@ -35,7 +35,7 @@ func (b *bench) pauses(ctx context.Context) (*pauseResult, error) {
 	defer os.RemoveAll(dir)
 	v := b.s.StateValue
 	res := &pauseResult{keys: b.s.PauseBytes / int64(v+16), valueSize: v, wanted: b.s.PauseRate}
-	spec := runSpec{backend: builtin.Hashmap, mode: plugin, pluginDir: b.s.PluginDir, checkpoints: dir}
+	spec := runSpec{backend: builtins.Hashmap, mode: plugin, pluginDir: b.s.PluginDir, checkpoints: dir}
 	r, err := runJob(ctx, spec, bigStateJob(res.keys, res.keys, v, 0, time.Time{}, 2))
 	if err != nil {
 		return nil, err

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 )
 
 // Markers delimit the generated part of docs/performance.md; text outside them (profiling
@@ -90,11 +90,11 @@ func (r *report) targets() []targetRow {
 		add("17.1", "restore MB/s, plugin / in-process, each in a fresh process", "%.2fx", x.restoreRatio(), minOf(roundRatios(pl, x.restore[inProcess])), atLeast(x.restoreRatio(), 0.8, ">= 0.8x"))
 	}
 	for _, t := range r.throughput {
-		goal := map[string]float64{builtin.Hashmap: 0.8, builtin.LevelDB: 0.9}[t.backend]
+		goal := map[string]float64{builtins.Hashmap: 0.8, builtins.LevelDB: 0.9}[t.backend]
 		add("17.2", t.backend+" aggregate throughput, plugin / in-process", "%.2fx", t.ratio(), t.worst(), atLeast(t.ratio(), goal, fmt.Sprintf(">= %.1fx", goal)))
 	}
 	if wc := r.wordCount; wc != nil {
-		for _, be := range []string{builtin.Hashmap, builtin.LevelDB} {
+		for _, be := range []string{builtins.Hashmap, builtins.LevelDB} {
 			for _, c := range []struct {
 				m    mode
 				goal float64
@@ -109,7 +109,7 @@ func (r *report) targets() []targetRow {
 		add("17.4", t.backend+" aggregate: state traffic in gRPC messages per record", "%.4f", median(msgs), maxOf(msgs), atMost(median(msgs), 0.001, "<= 0.001"))
 	}
 	if wc := r.wordCount; wc != nil {
-		for _, be := range []string{builtin.Hashmap, builtin.LevelDB} {
+		for _, be := range []string{builtins.Hashmap, builtins.LevelDB} {
 			msgs := wc.runs[be][plugin].messages
 			add("17.4", "word count "+be+": state traffic in gRPC messages per record", "%.4f", median(msgs), maxOf(msgs), atMost(median(msgs), 0.001, "<= 0.001"))
 		}
@@ -185,7 +185,7 @@ func (r *report) renderWordCount(w io.Writer) {
 		bytesHuman(x.inputBytes), human(float64(x.words)), human(float64(x.distinct)))
 	p("| variant | words/s | worst round | / hand-written | worst round | CPU us/word | gRPC messages per word |\n|---|---|---|---|---|---|---|\n")
 	p("| hand-written, one thread | %s | %s | 1.00x | | | |\n", human(median(x.ceiling)), human(minOf(x.ceiling)))
-	for _, be := range []string{builtin.Hashmap, builtin.LevelDB} {
+	for _, be := range []string{builtins.Hashmap, builtins.LevelDB} {
 		for _, m := range modes {
 			v := x.runs[be][m]
 			p("| %s %s | %s | %s | %.2fx | %.2fx | %.2f | %s |\n", be, m, human(median(v.rate)), human(minOf(v.rate)), x.ratio(be, m), x.worst(be, m),

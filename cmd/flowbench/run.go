@@ -14,6 +14,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
@@ -124,7 +125,7 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 	}
 	res := runResult{}
 	stats := &dataflow.RunStats{}
-	plugins := []string{s.backend, builtin.FSStorage}
+	plugins := []string{s.backend, builtins.FSStorage}
 	var liveErr error // the plugin processes' check during the run, at the first checkpoint
 	checked := false
 	x := &runner.Executor{Config: cfg, Host: host, Logger: hclog.NewNullLogger(), Stats: stats,

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 )
 
 // firstRecordLine is the runner's log line when a keyed subtask starts its first batch.
@@ -26,7 +26,7 @@ type startupResult struct {
 
 // startup times `runner run` to the first record with each backend, alternating.
 func (b *bench) startup(ctx context.Context, deadline time.Time) ([]*startupResult, error) {
-	out := []*startupResult{{backend: builtin.Hashmap}, {backend: builtin.LevelDB}}
+	out := []*startupResult{{backend: builtins.Hashmap}, {backend: builtins.LevelDB}}
 	for round := 0; round < b.s.StartupRounds; round++ {
 		if round > 0 && time.Now().After(deadline) {
 			b.logf("start-up: stopping after %d rounds (time budget)", round)

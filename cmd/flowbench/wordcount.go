@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/jobs"
 )
 
@@ -53,7 +53,7 @@ func (b *bench) wordCount(ctx context.Context, deadline time.Time) (*wordCountRe
 		return nil, err
 	}
 	res := &wordCountResult{inputBytes: b.s.WordCountBytes, runs: map[string]map[mode]*variantRuns{}}
-	backends := []string{builtin.Hashmap, builtin.LevelDB}
+	backends := []string{builtins.Hashmap, builtins.LevelDB}
 	for _, be := range backends {
 		res.runs[be] = map[mode]*variantRuns{plugin: {}, inProcess: {}}
 	}

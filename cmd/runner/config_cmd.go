@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/config/explain"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/sdk"
@@ -50,13 +51,13 @@ errors, and the command exits with status 1.`,
 				err = fmt.Errorf("--config: a configuration file is required")
 			}
 			if err == nil {
-				var e config.Explanation
+				var e explain.Explanation
 				if e, err = explainConfig(cmd.Context(), g, file, nil, overrides...); err == nil {
 					return writeExplanation(cmd.OutOrStdout(), e, asJSON)
 				}
 			}
 			if asJSON {
-				if werr := writeJSON(cmd.OutOrStdout(), config.Failed(file, overrides, err)); werr != nil {
+				if werr := writeJSON(cmd.OutOrStdout(), explain.Failed(file, overrides, err)); werr != nil {
 					return werr
 				}
 			}
@@ -95,13 +96,13 @@ func newConfigMigrateCmd() *cobra.Command {
 
 // explainConfig loads and resolves a configuration and explains it. kindsOf learns a
 // third-party plugin's kinds; nil starts the plugin from the plugin directory to ask it.
-func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf func(string) ([]sdk.Kind, error), overrides ...config.Override) (config.Explanation, error) {
+func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf func(string) ([]sdk.Kind, error), overrides ...config.Override) (explain.Explanation, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
 	cfg, opts, err := loadConfig(g, file, true, newQuietLogger(g), overrides...)
 	if err != nil {
-		return config.Explanation{}, err
+		return explain.Explanation{}, err
 	}
 	if kindsOf == nil {
 		host := pluginhost.New(opts)
@@ -109,9 +110,9 @@ func explainConfig(ctx context.Context, g *globalFlags, file string, kindsOf fun
 		kindsOf = runner.KindsOf(ctx, host, cfg.Restart, opts.Logger)
 	}
 	if err := config.Resolve(cfg, kindsOf); err != nil {
-		return config.Explanation{}, err
+		return explain.Explanation{}, err
 	}
-	return config.Explain(cfg), nil
+	return explain.Config(cfg), nil
 }
 
 // newQuietLogger logs plugin output only when asked for with --log-level debug or trace:
@@ -125,7 +126,7 @@ func newQuietLogger(g *globalFlags) hclog.Logger {
 }
 
 // writeExplanation prints an explanation as text or JSON.
-func writeExplanation(w io.Writer, e config.Explanation, asJSON bool) error {
+func writeExplanation(w io.Writer, e explain.Explanation, asJSON bool) error {
 	if !asJSON {
 		_, err := io.WriteString(w, e.Text())
 		return err

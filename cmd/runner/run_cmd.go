@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/config/explain"
 	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
@@ -63,7 +64,7 @@ then takes the job over.`,
 				return fmt.Errorf("%s: %w", cfg.File, err)
 			}
 			out := cmd.OutOrStdout()
-			ex := config.Explain(cfg)
+			ex := explain.Config(cfg)
 			fmt.Fprintf(out, "job %q (%s, parallelism %d): state backend %s, checkpoint storage %s\n",
 				job.Name, cfg.Job.Type, job.Parallelism, cfg.StateBackend, cfg.CheckpointStorage)
 			fmt.Fprintf(out, "working state: %s\ncheckpoints: %s\n", ex.WorkingState, ex.Checkpoints)

@@ -19,7 +19,15 @@ const (
 	sdkModule = repo + "/sdk"
 	plugins   = repo + "/plugins/"
 	registry  = repo + "/plugins/builtin"
+	// leaf names the built-in plugins for the runtime without linking them.
+	leaf   = repo + "/runtime/builtins"
+	runner = repo + "/cmd/runner"
+	config = repo + "/runtime/config"
 )
+
+// pluginLibraries are the modules the built-in plugins link that the runner binary, which
+// runs every plugin out of process, must not.
+var pluginLibraries = []string{"github.com/syndtr/goleveldb", "github.com/minio/minio-go"}
 
 // sdkRequires are the only modules the SDK's go.mod may require directly.
 var sdkRequires = []string{
@@ -257,4 +265,51 @@ func TestRuntimeReachesPluginsOnlyThroughTheRegistry(t *testing.T) {
 func TestThirdPartyExampleNeedsOnlyTheSDK(t *testing.T) {
 	const example = repo + "/examples/thirdparty"
 	moduleReachesOnly(t, list(t, filepath.Join(root(t), "examples", "thirdparty")), example, "the third-party example", example, sdkModule)
+}
+
+// TestRunnerLinksNoPluginCode: the runner binary runs its plugins out of process, so it
+// links no package under plugins/ and none of the libraries they use (goleveldb,
+// minio-go); what it knows of the built-ins comes from the leaf runtime/builtins.
+func TestRunnerLinksNoPluginCode(t *testing.T) {
+	g := list(t, root(t))
+	if _, ok := g[runner]; !ok {
+		t.Fatalf("go list found no %s", runner)
+	}
+	v := violations{}
+	for dep, c := range g.reach(runner, none) {
+		path := pathOf(dep)
+		switch {
+		case under(path, repo+"/plugins"):
+			v.add("the runner binary links plugin code: "+path, c)
+		case slices.ContainsFunc(pluginLibraries, func(l string) bool { return under(path, l) }):
+			v.add("the runner binary links a plugin's library: "+path, c)
+		}
+	}
+	v.report(t)
+}
+
+// TestConfigImportsNoPlugin: runtime/config and the packages beside it under
+// runtime/config/, their tests included, reach nothing under plugins/ (not even the
+// registry): the configuration names the built-ins through runtime/builtins.
+func TestConfigImportsNoPlugin(t *testing.T) {
+	isConfig := func(p pkg) bool { return under(p.path(), config) }
+	check(t, list(t, root(t)), "runtime/config", isConfig, none, func(p pkg, path string) string {
+		if under(path, repo+"/plugins") {
+			return p.path() + " reaches " + path
+		}
+		return ""
+	})
+}
+
+// TestBuiltinsIsALeaf: runtime/builtins, which the runner binary links, imports nothing at
+// all, so that naming the built-ins can never pull in their code.
+func TestBuiltinsIsALeaf(t *testing.T) {
+	g := list(t, root(t))
+	p, ok := g[leaf]
+	if !ok {
+		t.Fatalf("go list found no %s", leaf)
+	}
+	if len(p.Imports) > 0 {
+		t.Errorf("%s imports %v; it must import nothing", leaf, p.Imports)
+	}
 }

@@ -60,16 +60,15 @@ type Config struct {
 	// Ignored are the keys that only concern a Flink cluster: they load and have no effect.
 	Ignored []IgnoredKey
 
-	lines         map[string]int    // written and canonical key -> line
-	flags         map[string]string // written and canonical key -> the flag that set it
-	written       map[string]string
+	// Provenance says where each key was set: its line in the file, the flag that set it,
+	// the key as written, and what chose the plugins.
+	Provenance
+
 	backendOpts   map[string]map[string]optValue
 	storageOpts   map[string]map[string]optValue
 	storageSet    string // configured (or legacy-implied) storage before Resolve
 	storageImpl   string // written key of the legacy state.backend value that implied storageSet
 	storageAuto   bool   // the legacy value implied "fsstorage if a dir is set, else jmstorage"
-	backendSrc    string
-	storageSrc    string
 	inlineSet     bool
 	incrSet       bool
 	parseWarnings []string
@@ -269,12 +268,9 @@ func defaults(file string) *Config {
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},
 		Heartbeat:    Heartbeat{Interval: DefaultHeartbeatInterval, Timeout: DefaultHeartbeatTimeout},
 		Memory:       Memory{GCHeadroom: DefaultGCHeadroom},
-		lines:        map[string]int{},
-		flags:        map[string]string{},
-		written:      map[string]string{},
+		Provenance:   newProvenance(file),
 		backendOpts:  map[string]map[string]optValue{},
 		storageOpts:  map[string]map[string]optValue{},
-		backendSrc:   "default",
 		Deprecations: []string{},
 		Warnings:     []string{},
 		Notes:        []string{},
@@ -297,32 +293,6 @@ func defaultRestartSettings() Restart {
 // Load reads, parses and validates a configuration file.
 func Load(path string) (*Config, error) { return LoadWith(path, nil) }
 
-// IsSet reports whether the file or the command line sets a key (by its current name).
-func (c *Config) IsSet(key string) bool { return c.lines[key] > 0 || c.flags[key] != "" }
-
-// Line returns the line of a key in the file, by the key as written or by its current name
-// (so Line("state.backend.type") finds a deprecated state.backend); 0 when the key is not
-// from the file.
-func (c *Config) Line(key string) int { return c.lines[key] }
-
-// Locate names a key (as returned by OptionKey, say) where it was set, to start a message:
-// "FILE:LINE: KEY", "-D KEY" for a key set on the command line, or "FILE: KEY".
-func (c *Config) Locate(key string) string {
-	if f := c.flags[key]; f != "" {
-		return f + " " + key
-	}
-	return c.where(key) + ": " + key
-}
-
-// writtenKey returns the key as written in the file for a current key name, or the name
-// itself when the file does not set it.
-func (c *Config) writtenKey(canonical string) string {
-	if w, ok := c.written[canonical]; ok {
-		return w
-	}
-	return canonical
-}
-
 // OptionKey returns the full configuration key of a plugin option, as written in the file
 // when the file sets it, for example ("leveldb", "block-cache-size") ->
 // "state.backend.leveldb.block-cache-size" and ("fsstorage", "dir") ->
@@ -334,11 +304,11 @@ func (c *Config) OptionKey(plugin, option string) string {
 	if storage {
 		switch option {
 		case sdk.OptionCheckpointDir:
-			return c.writtenKey(KeyCheckpointDir)
+			return c.Written(KeyCheckpointDir)
 		case sdk.OptionSavepointDir:
-			return c.writtenKey(KeySavepointDir)
+			return c.Written(KeySavepointDir)
 		case sdk.OptionDataInlineThreshold:
-			return c.writtenKey(KeyDataInlineThreshold)
+			return c.Written(KeyDataInlineThreshold)
 		}
 		if o, ok := c.storageOpts[plugin][option]; ok && o.key != "" {
 			return o.key
@@ -346,7 +316,7 @@ func (c *Config) OptionKey(plugin, option string) string {
 	}
 	if backend {
 		if option == sdk.OptionIncremental {
-			return c.writtenKey(KeyIncremental)
+			return c.Written(KeyIncremental)
 		}
 		if o, ok := c.backendOpts[plugin][option]; ok && o.key != "" {
 			return o.key
@@ -369,26 +339,7 @@ func (c *Config) JobName() string {
 	return c.Job.Type
 }
 
-// StateBackendSource says what chose the state backend: "code", "config file" or "default".
-func (c *Config) StateBackendSource() string { return c.backendSrc }
-
-// CheckpointStorageSource says what chose the checkpoint storage: "code", "config file",
-// "the deprecated state.backend: filesystem", "the state backend, which also implements
-// CheckpointStorage", "default: a checkpoint dir is set" or "default".
-func (c *Config) CheckpointStorageSource() string { return c.storageSrc }
-
 // warnf adds a parse-time warning.
 func (c *Config) warnf(format string, args ...any) {
 	c.parseWarnings = append(c.parseWarnings, fmt.Sprintf(format, args...))
-}
-
-// where formats "FILE:LINE" for a key of the file, or the flag that set it.
-func (c *Config) where(key string) string {
-	if f := c.flags[key]; f != "" {
-		return f
-	}
-	if l := c.lines[key]; l > 0 {
-		return fmt.Sprintf("%s:%d", fileName(c.File), l)
-	}
-	return fileName(c.File)
 }

@@ -1,4 +1,6 @@
-// Package config reads Flowstate's YAML configuration file and explains what it means.
+// Package config reads Flowstate's YAML configuration file: it owns the keys, their
+// parsing and validation, Flink's key names and deprecations, overrides, provenance and
+// migration to current keys.
 //
 // Keys follow Apache Flink's current names (state.backend.type,
 // execution.checkpointing.storage, execution.checkpointing.dir, ...). Flat dotted keys and
@@ -11,6 +13,13 @@
 // over defaults; with no checkpoint storage configured, a state backend plugin that also
 // implements CheckpointStorage serves as the storage, else filesystem storage (fsstorage) when
 // a checkpoint directory is set, else jobmanager storage (jmstorage). Resolve applies these
-// rules; Explain describes the result in the seed's terms: where working state lives, and
-// whether checkpoints survive losing this machine.
+// rules; package runtime/config/explain describes the result in the seed's terms: where
+// working state lives, and whether checkpoints survive losing this machine. Provenance
+// records where each key was set (its line, the flag that set it, the key as written).
+//
+// Dependency rule: config imports the SDK's contract (sdk, sdk/layout), runtime/builtins
+// for the built-ins' names, kinds and options, and YAML; it never imports a plugin
+// (nothing under plugins/, not even the registry plugins/builtin), the packages beside it
+// that import it (runtime/config/explain), or the runner. Of the machine it reads the
+// configuration file and the symlinks of the paths it names, never the mount table.
 package config

@@ -3,7 +3,7 @@ package config
 import (
 	"strings"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 )
 
 // The catalog of Apache Flink's configuration keys: what Flowstate does with each key Flink
@@ -115,7 +115,7 @@ var flinkKeys = []flinkKey{
 	{key: KeyMinPause, status: flinkSupported, def: "0 ms", group: groupCheckpointing},
 	{key: KeyMaxConcurrent, status: flinkSupported, def: "1", group: groupCheckpointing},
 	{key: KeyRetention, status: flinkSupported, def: RetainNever, group: groupCheckpointing},
-	{key: "execution.checkpointing.write-buffer-size", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtin.FSStorageWriteBufferSize, def: "4096",
+	{key: "execution.checkpointing.write-buffer-size", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtins.FSStorageWriteBufferSize, def: "4096",
 		dep: []string{"state.storage.fs.write-buffer-size", "state.backend.fs.write-buffer-size"}, group: groupCheckpointing},
 	{key: "execution.checkpointing.unaligned.enabled", status: flinkRefused, def: "false", kind: kindBool, what: "unaligned checkpoints",
 		dep: []string{"execution.checkpointing.unaligned"}, group: groupCheckpointing},
@@ -201,10 +201,10 @@ var flinkKeys = []flinkKey{
 	// RocksDBOptions and RocksDBConfigurableOptions: leveldb plays the role of the embedded
 	// RocksDB backend, so the keys with a leveldb meaning map to its options and the others
 	// load only at Flink's default.
-	{key: "state.backend.rocksdb.localdir", status: flinkAlias, target: backendOptionPrefix + LevelDB + "." + builtin.LevelDBLocalDir, backend: LevelDB,
+	{key: "state.backend.rocksdb.localdir", status: flinkAlias, target: backendOptionPrefix + LevelDB + "." + builtins.LevelDBLocalDir, backend: LevelDB,
 		dep: []string{"state.backend.rocksdb.checkpointdir"}, group: groupRocksDB},
-	{key: "state.backend.rocksdb.block.cache-size", status: flinkAlias, target: backendOptionPrefix + LevelDB + "." + builtin.LevelDBBlockCacheSize, def: "8mb", backend: LevelDB, group: groupRocksDB},
-	{key: "state.backend.rocksdb.writebuffer.size", status: flinkAlias, target: backendOptionPrefix + LevelDB + "." + builtin.LevelDBWriteBufferSize, def: "64mb", backend: LevelDB, group: groupRocksDB},
+	{key: "state.backend.rocksdb.block.cache-size", status: flinkAlias, target: backendOptionPrefix + LevelDB + "." + builtins.LevelDBBlockCacheSize, def: "8mb", backend: LevelDB, group: groupRocksDB},
+	{key: "state.backend.rocksdb.writebuffer.size", status: flinkAlias, target: backendOptionPrefix + LevelDB + "." + builtins.LevelDBWriteBufferSize, def: "64mb", backend: LevelDB, group: groupRocksDB},
 	{key: "state.backend.rocksdb.memory.managed", status: flinkRefused, def: "true", also: []string{"false"}, kind: kindBool, backend: LevelDB,
 		what: "sizing RocksDB from Flink's managed memory (leveldb sizes each keyed backend by block-cache-size and write-buffer-size)", group: groupRocksDB},
 	{key: "state.backend.rocksdb.memory.fixed-per-slot", status: flinkRefused, kind: kindSize, backend: LevelDB, what: "a memory budget shared by the RocksDB instances of a slot", group: groupRocksDB},
@@ -265,10 +265,10 @@ var flinkKeys = []flinkKey{
 	{key: "dstl.dfs.", status: flinkInert, target: "state.backend.changelog.enabled", group: groupChangelog},
 
 	// Flink's S3 file systems: the keys fsstorage has an option for map to it.
-	{key: "s3.endpoint", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtin.FSStorageS3Endpoint, group: groupCheckpointing},
-	{key: "s3.access-key", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtin.FSStorageS3AccessKey, dep: []string{"s3.access.key"}, group: groupCheckpointing},
-	{key: "s3.secret-key", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtin.FSStorageS3SecretKey, dep: []string{"s3.secret.key"}, group: groupCheckpointing},
-	{key: "s3.path.style.access", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtin.FSStorageS3PathStyle, dep: []string{"s3.path-style-access"}, group: groupCheckpointing},
+	{key: "s3.endpoint", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtins.FSStorageS3Endpoint, group: groupCheckpointing},
+	{key: "s3.access-key", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtins.FSStorageS3AccessKey, dep: []string{"s3.access.key"}, group: groupCheckpointing},
+	{key: "s3.secret-key", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtins.FSStorageS3SecretKey, dep: []string{"s3.secret.key"}, group: groupCheckpointing},
+	{key: "s3.path.style.access", status: flinkAlias, target: storageOptionPrefix + FSStorage + "." + builtins.FSStorageS3PathStyle, dep: []string{"s3.path-style-access"}, group: groupCheckpointing},
 	{key: "s3.", status: flinkIgnored, what: "a setting of Flink's S3 file system that fsstorage has no option for", group: groupCluster},
 
 	// Namespaces that only concern a Flink cluster, its clients or its observability

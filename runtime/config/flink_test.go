@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -34,7 +34,7 @@ func TestCatalogIsConsistent(t *testing.T) {
 		case flinkAlias:
 			if _, ok := currentKeys[e.target]; !ok {
 				_, plugin, option, ok := pluginOption(e.target)
-				if p, found := builtin.Lookup(plugin); !ok || !found || !slices.Contains(p.Options, option) {
+				if p, found := builtins.Lookup(plugin); !ok || !found || !slices.Contains(p.Options, option) {
 					t.Errorf("alias %s leads to %s, neither a key nor an option the built-in plugin accepts", e.key, e.target)
 				}
 			}
@@ -281,12 +281,6 @@ execution.checkpointing.externalized-checkpoint-retention: retain_on_cancellatio
 	} {
 		wantContains(t, parseErr(t, in), want)
 	}
-	e := Explain(mustResolve(t, "execution.checkpointing.externalized-checkpoint-retention: DELETE_ON_CANCELLATION\n"))
-	wantContains(t, e.OnCancel, "the checkpoints it owns are deleted (DELETE_ON_CANCELLATION)")
-	e = Explain(mustResolve(t, "job.name: x\n"))
-	wantContains(t, e.OnCancel, "deleted (NO_EXTERNALIZED_CHECKPOINTS)")
-	e = Explain(mustResolve(t, "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION\n"))
-	wantContains(t, e.OnCancel, "its checkpoints are kept (RETAIN_ON_CANCELLATION)")
 }
 
 // TestStateRecoveryKeys: execution.state-recovery.* and their deprecated 1.x names.
@@ -304,10 +298,6 @@ func TestStateRecoveryKeys(t *testing.T) {
 	c := mustParse(t, "execution.state-recovery.claim-mode: LEGACY\n")
 	wantContains(t, strings.Join(c.Deprecations, "\n"), "config.yaml:1: execution.state-recovery.claim-mode: LEGACY is deprecated")
 	wantContains(t, parseErr(t, "execution.state-recovery.claim-mode: MINE\n"), "want NO_CLAIM, CLAIM or LEGACY")
-	e := Explain(mustResolve(t, "execution.state-recovery.path: latest\nexecution.state-recovery.claim-mode: CLAIM\n"))
-	wantContains(t, e.Restore, "resumes from the newest completed checkpoint", "claimed (CLAIM)", "--from latest resumes the job's own checkpoints")
-	e = Explain(mustResolve(t, "execution.state-recovery.path: latest-if-any\n"))
-	wantContains(t, e.Restore, "starts fresh while the job has none (execution.state-recovery.path: latest-if-any)")
 }
 
 // TestRestartKeys: the three strategies with Flink's keys, aliases, bounds and defaults.
@@ -331,7 +321,6 @@ restart-strategy.exponential-delay.attempts-before-reset-backoff: 10
 `)
 	wantEqual(t, "exponential", c.Restart.ExponentialDelay, ExponentialDelay{InitialBackoff: 2 * time.Second, MaxBackoff: 2 * time.Minute,
 		Multiplier: 2, ResetThreshold: 30 * time.Minute, JitterFactor: 0, AttemptsBeforeReset: 10})
-	wantContains(t, Explain(c).Restart, "exponential-delay: on failure the job restarts", "after 2s, then 2x longer", "failing after 10 restarts")
 	// Keys of one strategy without a type select it, with a note.
 	c = mustResolve(t, "restart-strategy.exponential-delay.max-backoff: 5min\n")
 	wantEqual(t, "selected by its keys", c.Restart.Type, RestartExponentialDelay)
@@ -435,24 +424,6 @@ func TestFlatFlinkLines(t *testing.T) {
 	wantEqual(t, "ignored", c.Ignored, []IgnoredKey{{Key: "jobmanager.rpc.address", Line: 2, Reason: whyCluster}})
 	wantContains(t, strings.Join(c.Notes, "\n"), "not valid YAML: read line by line")
 	wantContains(t, parseErr(t, "job:\n  name: @x\n"), "yaml:")
-}
-
-// TestExplainFailureIsJSON: a configuration that does not load is described by Failed,
-// one entry per problem with its key, line or flag, and kind.
-func TestExplainFailureIsJSON(t *testing.T) {
-	_, err := ParseWith([]byte("bogus: 1\nexecution.checkpointing.unaligned.enabled: true\n"), testFile, []Override{{Flag: "-D", Key: "job.parallelism", Value: "x"}})
-	f := Failed(testFile, nil, err)
-	if f.Valid || len(f.Errors) != 3 || f.Overrides == nil {
-		t.Fatalf("failure %+v", f)
-	}
-	kinds := map[string]ErrorEntry{}
-	for _, e := range f.Errors {
-		kinds[e.Kind] = e
-	}
-	wantEqual(t, "unknown", kinds["unknown key"].Line, 1)
-	wantEqual(t, "unsupported", kinds["not supported"].Key, "execution.checkpointing.unaligned.enabled")
-	wantEqual(t, "flag", kinds["bad value"].Flag, "-D")
-	wantEqual(t, "not a config error", Failed("x", nil, errors.New("read config: no such file")).Errors, []ErrorEntry{{Message: "read config: no such file"}})
 }
 
 // TestDocsListEveryFlinkKey: docs/configuration.md has a row for every checkpointing, state,

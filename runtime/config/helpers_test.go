@@ -1,8 +1,6 @@
 package config
 
 import (
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -73,16 +71,4 @@ func wantEqual(t *testing.T, what string, got, want any) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("%s: got %#v, want %#v", what, got, want)
 	}
-}
-
-// withMounts points the mount table at a fixture for one test.
-func withMounts(t *testing.T, table string) {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), "mounts")
-	if err := os.WriteFile(p, []byte(table), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	old := mountsFile
-	mountsFile = p
-	t.Cleanup(func() { mountsFile = old })
 }

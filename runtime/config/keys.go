@@ -7,8 +7,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/runtime/builtins"
 )
 
 // Current key names.
@@ -232,13 +231,13 @@ func init() {
 	}
 }
 
-// Names of the built-in plugins that Flink's keys and values map to, from the registry
-// of built-in plugins.
+// Names of the built-in plugins that Flink's keys and values map to, from
+// runtime/builtins.
 const (
-	Hashmap   = builtin.Hashmap
-	LevelDB   = builtin.LevelDB
-	JMStorage = builtin.JMStorage
-	FSStorage = builtin.FSStorage
+	Hashmap   = builtins.Hashmap
+	LevelDB   = builtins.LevelDB
+	JMStorage = builtins.JMStorage
+	FSStorage = builtins.FSStorage
 )
 
 // storageAliases maps Flink's storage names to the plugins that implement them.
@@ -308,14 +307,13 @@ type namespaces struct {
 	backends, storages map[string]bool
 }
 
-// newNamespaces returns the namespaces of the built-in plugins, by the kinds the registry
-// reports.
+// newNamespaces returns the namespaces of the built-in plugins, by the kinds
+// runtime/builtins gives them.
 func newNamespaces() *namespaces {
 	n := &namespaces{backends: map[string]bool{}, storages: map[string]bool{}}
-	for _, name := range builtin.Names() {
-		p, _ := builtin.Lookup(name)
-		n.backends[name] = slices.Contains(p.Kinds, sdk.KindStateBackend)
-		n.storages[name] = slices.Contains(p.Kinds, sdk.KindCheckpointStorage)
+	for _, p := range builtins.All() {
+		n.backends[p.Name] = slices.Contains(p.Kinds, builtins.KindStateBackend)
+		n.storages[p.Name] = slices.Contains(p.Kinds, builtins.KindCheckpointStorage)
 	}
 	return n
 }

@@ -71,7 +71,7 @@ func (c *Config) Apply(o Overrides) error {
 			return &Error{Key: p.key + " set in code", Err: fmt.Errorf("%w %q: %v", ErrBadValue, p.v, err)}
 		}
 		*p.dest = abs
-		delete(c.lines, c.writtenKey(p.key))
+		delete(c.lines, c.Written(p.key))
 		delete(c.lines, p.key)
 	}
 	mergeCode(c.backendOpts, "", o.BackendOptions)

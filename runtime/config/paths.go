@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/flowstate/flowstate/sdk/layout"
@@ -29,5 +30,15 @@ func (p *parser) checkInputOutput() {
 		return
 	}
 	p.errs.addAt(c.File, p.spellingOf(KeyJobOutput), fmt.Errorf("%w: %s (%s) and %s (%s) %s, so the job would read its own output; give them separate directories",
-		ErrBadValue, c.writtenKey(KeyJobInput), in, c.writtenKey(KeyJobOutput), out, what))
+		ErrBadValue, c.Written(KeyJobInput), in, c.Written(KeyJobOutput), out, what))
+}
+
+// realPath resolves the symlinks of an absolute path's deepest existing ancestor
+// (layout.RealPath); a path it cannot resolve (a dangling link on the way) stays as written.
+func realPath(p string) string {
+	p = filepath.Clean(p)
+	if r, err := layout.RealPath(p); err == nil {
+		return r
+	}
+	return p
 }

@@ -21,24 +21,6 @@ type ErrorEntry struct {
 	Message string `json:"message"`
 }
 
-// Failure describes a configuration that does not load, in the shape of Explanation's
-// outcome fields.
-type Failure struct {
-	// ConfigFile is the file as given.
-	ConfigFile string `json:"config_file"`
-	// Valid is false.
-	Valid bool `json:"valid"`
-	// Errors has one entry per problem.
-	Errors []ErrorEntry `json:"errors"`
-	// Overrides are the -D and -p settings given, secrets masked.
-	Overrides []string `json:"overrides"`
-}
-
-// Failed describes err, the error of loading or resolving file with overrides.
-func Failed(file string, overrides []Override, err error) Failure {
-	return Failure{ConfigFile: file, Errors: ErrorEntries(err), Overrides: overrideTexts(overrides)}
-}
-
 // sentinels are the errors of this package an ErrorEntry names by kind.
 var sentinels = []error{ErrUnknownKey, ErrBadValue, ErrConflict, ErrDuplicate, ErrUnknownPlugin, ErrWrongKind, ErrUnsupported}
 

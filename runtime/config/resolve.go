@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -19,15 +19,19 @@ import (
 //     as the storage (StorageFromBackend), else fsstorage when a checkpoint dir is set, else
 //     jmstorage.
 //
-// Built-in names resolve without calling kindsOf (the registry of built-in plugins knows their kinds); other names call kindsOf, which launches
+// Built-in names resolve without calling kindsOf (runtime/builtins knows their kinds); other names call kindsOf, which launches
 // the plugin and returns its kinds (kindsOf may be nil when only built-ins are expected).
 // Errors name the key that selected the plugin and its line. Resolve may be called again
 // after Apply.
 func Resolve(c *Config, kindsOf func(plugin string) ([]sdk.Kind, error)) error {
 	cache := map[string][]sdk.Kind{}
 	kinds := func(name string) ([]sdk.Kind, error) {
-		if p, ok := builtin.Lookup(name); ok {
-			return p.Kinds, nil
+		if p, ok := builtins.Lookup(name); ok {
+			kinds := make([]sdk.Kind, len(p.Kinds))
+			for i, k := range p.Kinds {
+				kinds[i] = sdk.Kind(k)
+			}
+			return kinds, nil
 		}
 		if k, ok := cache[name]; ok {
 			return k, nil
@@ -94,7 +98,7 @@ func Resolve(c *Config, kindsOf func(plugin string) ([]sdk.Kind, error)) error {
 	}
 	c.CheckpointStorage = storage
 	if c.restartDefault {
-		c.Restart.Type = defaultRestart(c.Checkpointing.Interval)
+		c.Restart.Type = DefaultRestartStrategy(c.Checkpointing.Interval)
 	}
 	c.fillOptions()
 	warnings = append(warnings, c.ignoredOptions()...)
@@ -107,7 +111,7 @@ func (c *Config) selectorKey(key, source string) string {
 	if source == "code" {
 		return key + " (set in code)"
 	}
-	return c.writtenKey(key)
+	return c.Written(key)
 }
 
 // storageSelector returns the current key whose line locates the storage choice and how
@@ -162,7 +166,7 @@ func (c *Config) ignoredOptions() []string {
 	common := map[string]string{sdk.OptionCheckpointDir: KeyCheckpointDir, sdk.OptionSavepointDir: KeySavepointDir, sdk.OptionDataInlineThreshold: KeyDataInlineThreshold}
 	for opt, key := range common {
 		if o, ok := c.storageOpts[c.CheckpointStorage][opt]; ok && o.key != "" && c.StorageOptions[opt] != o.value {
-			notes = append(notes, note{o.line, fmt.Sprintf("%s is ignored: %s sets %s", c.Locate(o.key), c.writtenKey(key), opt)})
+			notes = append(notes, note{o.line, fmt.Sprintf("%s is ignored: %s sets %s", c.Locate(o.key), c.Written(key), opt)})
 		}
 	}
 	sort.Slice(notes, func(i, j int) bool {

@@ -109,9 +109,10 @@ func (p *parser) finishRestart() {
 	}
 }
 
-// defaultRestart is Flink's restart strategy when none is configured: exponential-delay
-// when checkpointing is enabled (a checkpoint interval is set), else none.
-func defaultRestart(interval time.Duration) string {
+// DefaultRestartStrategy is Flink's restart strategy when none is configured:
+// RestartExponentialDelay when checkpointing is enabled (a checkpoint interval is set), else
+// RestartNone.
+func DefaultRestartStrategy(interval time.Duration) string {
 	if interval > 0 {
 		return RestartExponentialDelay
 	}

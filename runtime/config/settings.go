@@ -48,7 +48,7 @@ func (p *parser) set(key string, v any) {
 	case KeyClaimMode:
 		c.Recovery.ClaimMode = v.(string)
 		if c.Recovery.ClaimMode == ClaimLegacy {
-			p.deprecate(p.spellingOf(key), fmt.Sprintf("%s: LEGACY is deprecated (Flink 2.0 removed it): use NO_CLAIM or CLAIM", c.writtenKey(key)))
+			p.deprecate(p.spellingOf(key), fmt.Sprintf("%s: LEGACY is deprecated (Flink 2.0 removed it): use NO_CLAIM or CLAIM", c.Written(key)))
 		}
 	case KeyIgnoreUnclaimed:
 		c.Recovery.IgnoreUnclaimedState = v.(bool)
@@ -138,7 +138,7 @@ func (p *parser) badValue(key, why string) {
 
 // spellingOf returns the leaf of the winning spelling of a current key.
 func (p *parser) spellingOf(key string) leaf {
-	return leaf{key: p.c.writtenKey(key), line: p.c.lines[key], flag: p.c.flags[key]}
+	return leaf{key: p.c.Written(key), line: p.c.lines[key], flag: p.c.flags[key]}
 }
 
 // valueOf is the value of a current key as written, for messages.
@@ -214,7 +214,7 @@ func (p *parser) finishBackend() {
 		// rocksdb never fixed its storage; jobmanager and filesystem did.
 		if lb.storage != storageAuto && c.storageSet != lb.storage {
 			c.warnf("%s: %s implies %s checkpoint storage, but %s (%s) selects %s; using %s",
-				c.where(KeyStateBackend), what, lb.storage, c.writtenKey(KeyCheckpointStorage), p.origin(p.spellingOf(KeyCheckpointStorage)), c.storageSet, c.storageSet)
+				c.Where(KeyStateBackend), what, lb.storage, c.Written(KeyCheckpointStorage), p.origin(p.spellingOf(KeyCheckpointStorage)), c.storageSet, c.storageSet)
 		}
 		return
 	}

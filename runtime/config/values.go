@@ -234,9 +234,9 @@ func resolvePath(p, base string) (string, error) {
 	return abs, nil
 }
 
-// localPath returns the local file path a path or file:// URI names, and false for other
-// URIs (s3://, hdfs://, ...).
-func localPath(p string) (string, bool) {
+// LocalPath returns the local file path a configured path or file:// URI names, and false
+// for other URIs (s3://, hdfs://, ...).
+func LocalPath(p string) (string, bool) {
 	if !hasScheme(p) {
 		return p, p != ""
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/config/explain"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
@@ -143,7 +144,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 // suspended) leaves for --from latest to resume.
 func (r *recovery) leftToResume() string {
 	cfg := r.x.Config
-	if d := config.Explain(cfg).Durable; d != nil && !*d {
+	if d := explain.Config(cfg).Durable; d != nil && !*d {
 		return fmt.Sprintf("its checkpoints were in the memory of %s (%s is not set) and are gone with it: nothing is left for --from latest",
 			cfg.CheckpointStorage, config.KeyCheckpointDir)
 	}
@@ -467,7 +468,7 @@ func (r *recovery) storageText() string {
 // noCheckpointHint says why a job may have no checkpoint to resume from under cfg, and
 // what to do instead.
 func noCheckpointHint(cfg *config.Config) string {
-	if d := config.Explain(cfg).Durable; d != nil && !*d {
+	if d := explain.Config(cfg).Durable; d != nil && !*d {
 		return fmt.Sprintf("%s keeps checkpoints in its process memory when %s is not set, so none outlive the runner that took them: "+
 			"run without --from to start fresh, and set %s to resume a later run", cfg.CheckpointStorage, config.KeyCheckpointDir, config.KeyCheckpointDir)
 	}

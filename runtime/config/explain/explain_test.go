@@ -1,18 +1,17 @@
-package config
+package explain
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/flowstate/flowstate/runtime/config"
 )
 
 const localMounts = "/dev/vda / ext4 rw 0 0\ntmpfs /dev/shm tmpfs rw 0 0\n" +
 	"server:/export /mnt/nfs nfs4 rw 0 0\nsshfs#me@h: /mnt/with\\040space fuse.sshfs rw 0 0\n"
-
-func explainOf(t *testing.T, yaml string) Explanation {
-	t.Helper()
-	return Explain(mustResolve(t, yaml))
-}
 
 func TestExplainJSON(t *testing.T) {
 	withMounts(t, localMounts)
@@ -106,10 +105,10 @@ func TestExplainWhereStateAndCheckpointsLive(t *testing.T) {
 func TestExplainThirdPartyAndText(t *testing.T) {
 	withMounts(t, localMounts)
 	c := mustParse(t, "state.backend.type: tikv\nexecution.checkpointing.interval: 30s\nexecution.checkpointing.num-retained: 3\nrestart-strategy.type: none\n")
-	if err := Resolve(c, newFake().of); err != nil {
+	if err := config.Resolve(c, thirdParty); err != nil {
 		t.Fatal(err)
 	}
-	e := Explain(c)
+	e := Config(c)
 	if e.Durable != nil || e.SurvivesMachineLoss != nil {
 		t.Errorf("third-party storage: durability is the plugin's, want null, got %v %v", e.Durable, e.SurvivesMachineLoss)
 	}
@@ -122,4 +121,78 @@ func TestExplainThirdPartyAndText(t *testing.T) {
 		"The latest 3 completed checkpoints are kept", "none: on failure the job is not restarted.")
 	data, _ := json.Marshal(e)
 	wantContains(t, string(data), `"durable":null`, `"interval_ms":30000`)
+}
+
+// TestExplainRetention: what happens to the job's checkpoints when it is cancelled, by
+// execution.checkpointing.externalized-checkpoint-retention.
+func TestExplainRetention(t *testing.T) {
+	e := explainOf(t, "execution.checkpointing.externalized-checkpoint-retention: DELETE_ON_CANCELLATION\n")
+	wantContains(t, e.OnCancel, "the checkpoints it owns are deleted (DELETE_ON_CANCELLATION)")
+	e = explainOf(t, "job.name: x\n")
+	wantContains(t, e.OnCancel, "deleted (NO_EXTERNALIZED_CHECKPOINTS)")
+	e = explainOf(t, "execution.checkpointing.externalized-checkpoint-retention: RETAIN_ON_CANCELLATION\n")
+	wantContains(t, e.OnCancel, "its checkpoints are kept (RETAIN_ON_CANCELLATION)")
+}
+
+// TestExplainRestore: what a run starts from and who owns a checkpoint it restores.
+func TestExplainRestore(t *testing.T) {
+	e := explainOf(t, "execution.state-recovery.path: latest\nexecution.state-recovery.claim-mode: CLAIM\n")
+	wantContains(t, e.Restore, "resumes from the newest completed checkpoint", "claimed (CLAIM)", "--from latest resumes the job's own checkpoints")
+	e = explainOf(t, "execution.state-recovery.path: latest-if-any\n")
+	wantContains(t, e.Restore, "starts fresh while the job has none (execution.state-recovery.path: latest-if-any)")
+}
+
+// TestExplainRestart: the restart strategy in words, and Flink's default on a configuration
+// that was not resolved.
+func TestExplainRestart(t *testing.T) {
+	c := mustResolve(t, `restart-strategy.type: exponentialdelay
+restart-strategy.exponential-delay.initial-backoff: 2s
+restart-strategy.exponential-delay.max-backoff: 2min
+restart-strategy.exponential-delay.backoff-multiplier: 2.0
+restart-strategy.exponential-delay.reset-backoff-threshold: 30 min
+restart-strategy.exponential-delay.jitter-factor: 0
+restart-strategy.exponential-delay.attempts-before-reset-backoff: 10
+`)
+	wantContains(t, Config(c).Restart, "exponential-delay: on failure the job restarts", "after 2s, then 2x longer", "failing after 10 restarts")
+	unresolved := mustParse(t, "execution.checkpointing.interval: 1s\n")
+	wantEqual(t, "default strategy with checkpointing", Config(unresolved).RestartStrategy, config.RestartExponentialDelay)
+	wantEqual(t, "default strategy without", Config(mustParse(t, "")).RestartStrategy, config.RestartNone)
+	wantContains(t, Config(mustParse(t, "")).Restart, "cancellation.timeout", (30 * time.Second).String())
+}
+
+// TestControlAccess: the explanation says how the control endpoint is protected.
+func TestControlAccess(t *testing.T) {
+	for yaml, access := range map[string]string{
+		"":                        "loopback",
+		"rest.address: 0.0.0.0\n": "refused",
+		"rest.address: 0.0.0.0\nrest.accept-plaintext-risk: true\n":                                                   "plaintext-risk-accepted",
+		"rest.address: 10.1.2.3\nrest.ssl.certificate: /etc/c.pem\nrest.ssl.key: /etc/k.pem\nrest.open-reads: true\n": "tls",
+	} {
+		c := mustParse(t, yaml)
+		e := Config(c)
+		if e.ControlAccess != access || e.ControlAccess != c.Control.Access() {
+			t.Errorf("%q: access %s, want %s", yaml, e.ControlAccess, access)
+		}
+		if text := e.Text(); !strings.Contains(text, "Control endpoint ("+access+")") {
+			t.Errorf("%q: the explanation does not say the endpoint is %s:\n%s", yaml, access, text)
+		}
+	}
+}
+
+// TestExplainFailureIsJSON: a configuration that does not load is described by Failed,
+// one entry per problem with its key, line or flag, and kind.
+func TestExplainFailureIsJSON(t *testing.T) {
+	_, err := config.ParseWith([]byte("bogus: 1\nexecution.checkpointing.unaligned.enabled: true\n"), testFile, []config.Override{{Flag: "-D", Key: "job.parallelism", Value: "x"}})
+	f := Failed(testFile, nil, err)
+	if f.Valid || len(f.Errors) != 3 || f.Overrides == nil {
+		t.Fatalf("failure %+v", f)
+	}
+	kinds := map[string]config.ErrorEntry{}
+	for _, e := range f.Errors {
+		kinds[e.Kind] = e
+	}
+	wantEqual(t, "unknown", kinds["unknown key"].Line, 1)
+	wantEqual(t, "unsupported", kinds["not supported"].Key, "execution.checkpointing.unaligned.enabled")
+	wantEqual(t, "flag", kinds["bad value"].Flag, "-D")
+	wantEqual(t, "not a config error", Failed("x", nil, errors.New("read config: no such file")).Errors, []config.ErrorEntry{{Message: "read config: no such file"}})
 }

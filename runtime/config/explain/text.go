@@ -1,8 +1,10 @@
-package config
+package explain
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/flowstate/flowstate/runtime/config"
 )
 
 // Text renders the explanation for people.
@@ -59,7 +61,7 @@ func (e Explanation) Text() string {
 }
 
 // ignoredTexts groups ignored keys by reason: "reason: key (line 3), key (line 7)".
-func ignoredTexts(keys []IgnoredKey) []string {
+func ignoredTexts(keys []config.IgnoredKey) []string {
 	var reasons []string
 	byReason := map[string][]string{}
 	for _, k := range keys {
@@ -77,4 +79,13 @@ func ignoredTexts(keys []IgnoredKey) []string {
 		out[i] = r + ": " + strings.Join(byReason[r], ", ")
 	}
 	return out
+}
+
+// fileName names a configuration file in the text as config's messages do: "config" when
+// there is no file.
+func fileName(file string) string {
+	if file == "" {
+		return "config"
+	}
+	return file
 }

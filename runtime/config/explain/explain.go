@@ -1,10 +1,21 @@
-package config
+// Package explain says what a loaded configuration means, in the seed's terms: where
+// working state lives, that a state backend alone is not durable, where checkpoints go and
+// whether they survive losing this machine, how the job restores and restarts, and how the
+// control endpoint is protected. It owns the Explanation (runner config explain, with its
+// text and JSON forms), the Failure of a configuration that does not load, and the look at
+// the machine's mount table (/proc/mounts) that tells local disk, memory and network file
+// systems apart.
+//
+// Dependency rule: explain imports runtime/config and runtime/builtins, never the reverse;
+// it imports no plugin (nothing under plugins/) and nothing of the runner.
+package explain
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/builtins"
+	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -16,7 +27,7 @@ type Explanation struct {
 	// Valid is true: the configuration loaded (a Failure reports one that did not).
 	Valid bool `json:"valid"`
 	// Errors is empty: a configuration that loads has none.
-	Errors []ErrorEntry `json:"errors"`
+	Errors []config.ErrorEntry `json:"errors"`
 	// StateBackend and CheckpointStorage are the resolved plugin names.
 	StateBackend            string `json:"state_backend"`
 	StateBackendSource      string `json:"state_backend_source"`
@@ -85,27 +96,27 @@ type Explanation struct {
 	// Notes say how Flink keys were read (aliases, and keys that load without effect).
 	Notes []string `json:"notes"`
 	// Ignored lists the keys that only concern a Flink cluster.
-	Ignored []IgnoredKey `json:"ignored"`
+	Ignored []config.IgnoredKey `json:"ignored"`
 }
 
-// Explain describes a configuration. Call Resolve first; on an unresolved configuration
-// Explain assumes the default storage rule without a dual-role backend.
-func Explain(c *Config) Explanation {
+// Config describes a configuration. Call config.Resolve first; on an unresolved
+// configuration Config assumes the default storage rule without a dual-role backend.
+func Config(c *config.Config) Explanation {
 	storage := c.CheckpointStorage
-	storageSrc := c.storageSrc
+	storageSrc := c.CheckpointStorageSource()
 	if storage == "" {
-		storage, storageSrc = JMStorage, "default"
+		storage, storageSrc = config.JMStorage, "default"
 		if c.Checkpointing.Dir != "" {
-			storage, storageSrc = FSStorage, "default: a checkpoint dir is set"
+			storage, storageSrc = config.FSStorage, "default: a checkpoint dir is set"
 		}
 	}
 	cp := c.Checkpointing
 	e := Explanation{
 		ConfigFile:                 c.File,
 		Valid:                      true,
-		Errors:                     []ErrorEntry{},
+		Errors:                     []config.ErrorEntry{},
 		StateBackend:               c.StateBackend,
-		StateBackendSource:         c.backendSrc,
+		StateBackendSource:         c.StateBackendSource(),
 		CheckpointStorage:          storage,
 		CheckpointStorageSource:    storageSrc,
 		StorageFromBackend:         c.StorageFromBackend,
@@ -136,7 +147,7 @@ func Explain(c *Config) Explanation {
 		Deprecations:               append([]string{}, c.Deprecations...),
 		Warnings:                   append([]string{}, c.Warnings...),
 		Notes:                      append([]string{}, c.Notes...),
-		Ignored:                    append([]IgnoredKey{}, c.Ignored...),
+		Ignored:                    append([]config.IgnoredKey{}, c.Ignored...),
 	}
 	if e.PluginDir == "" {
 		e.PluginDir = "(default: plugins/ beside the runner binary)"
@@ -148,13 +159,13 @@ func Explain(c *Config) Explanation {
 }
 
 // explainBackend says where working state lives.
-func (e *Explanation) explainBackend(c *Config) {
+func (e *Explanation) explainBackend(c *config.Config) {
 	switch c.StateBackend {
-	case Hashmap:
+	case config.Hashmap:
 		e.WorkingState = "Working state lives on the heap of the hashmap plugin process, in this machine's memory: " +
 			"fast, limited by memory, and gone when that process or this machine is."
-	case LevelDB:
-		dir := c.BackendOptions[builtin.LevelDBLocalDir]
+	case config.LevelDB:
+		dir := c.BackendOptions[builtins.LevelDBLocalDir]
 		e.WorkingStateDir = dir
 		where := "a directory the leveldb plugin creates under the system temp directory (set state.backend.leveldb.localdir to choose one)"
 		if dir != "" {
@@ -167,38 +178,38 @@ func (e *Explanation) explainBackend(c *Config) {
 		e.WorkingState = fmt.Sprintf("Working state lives wherever the %s plugin keeps it.", c.StateBackend)
 	}
 	e.WorkingState += " A state backend alone is not durable: only checkpoints make state survive failures."
-	if c.Checkpointing.Incremental && c.StateBackend == Hashmap {
+	if c.Checkpointing.Incremental && c.StateBackend == config.Hashmap {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s: true has no effect with hashmap, which always takes full snapshots; leveldb takes incremental ones",
-			c.where(KeyIncremental), c.writtenKey(KeyIncremental)))
+			c.Where(config.KeyIncremental), c.Written(config.KeyIncremental)))
 	}
 }
 
 // warnLocalDir warns about a leveldb working directory that is remote or on a network file
 // system: the seed's "RocksDB writes to S3" and "point RocksDB at network storage".
-func (e *Explanation) warnLocalDir(c *Config, dir string) {
+func (e *Explanation) warnLocalDir(c *config.Config, dir string) {
 	if dir == "" {
 		return
 	}
-	key := c.OptionKey(LevelDB, builtin.LevelDBLocalDir)
-	if _, local := localPath(dir); !local {
+	key := c.OptionKey(config.LevelDB, builtins.LevelDBLocalDir)
+	if _, local := config.LocalPath(dir); !local {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s is %s, but leveldb works only on local files and never reads or writes remote "+
-			"storage; give it a local directory and send checkpoints to remote storage with %s", c.where(key), key, dir, KeyCheckpointDir))
+			"storage; give it a local directory and send checkpoints to remote storage with %s", c.Where(key), key, dir, config.KeyCheckpointDir))
 		return
 	}
-	p, _ := localPath(dir)
+	p, _ := config.LocalPath(dir)
 	if m, ok := mountOf(p); ok && networkFS(m.fsType) {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s %s is on a network file system (%s at %s): the state backend's working files "+
-			"need fast local disk, and network storage does not make them durable; checkpoints do that", c.where(key), key, dir, m.fsType, m.point))
+			"need fast local disk, and network storage does not make them durable; checkpoints do that", c.Where(key), key, dir, m.fsType, m.point))
 	}
 }
 
 // explainStorage says where checkpoints go and whether they survive losing this machine.
-func (e *Explanation) explainStorage(c *Config) {
+func (e *Explanation) explainStorage(c *config.Config) {
 	cp := c.Checkpointing
 	switch e.CheckpointStorage {
-	case JMStorage:
-		maxSize := int64(builtin.JMStorageDefaultMaxStateSize)
-		if v, err := sdk.ParseSize(c.StorageOptions[builtin.JMStorageMaxStateSize]); err == nil && v > 0 {
+	case config.JMStorage:
+		maxSize := int64(builtins.JMStorageDefaultMaxStateSize)
+		if v, err := sdk.ParseSize(c.StorageOptions[builtins.JMStorageMaxStateSize]); err == nil && v > 0 {
 			maxSize = v
 		}
 		if cp.Dir == "" {
@@ -206,18 +217,18 @@ func (e *Explanation) explainStorage(c *Config) {
 				"at most %s per state chunk.", sizeText(maxSize))
 			e.Durable, e.SurvivesMachineLoss = ptr(false), ptr(false)
 			e.Warnings = append(e.Warnings, "checkpoints are kept only in memory (jmstorage without a path): they are lost when the "+
-				"runner or the jmstorage plugin process exits, and each state chunk is capped at "+sizeText(maxSize)+"; fine for tests, but set "+KeyCheckpointDir+" (filesystem storage) for anything else")
+				"runner or the jmstorage plugin process exits, and each state chunk is capped at "+sizeText(maxSize)+"; fine for tests, but set "+config.KeyCheckpointDir+" (filesystem storage) for anything else")
 		} else {
 			desc, survives := e.location(c, cp.Dir)
 			e.Checkpoints = fmt.Sprintf("Checkpoint metadata, with all state inlined (at most %s per state chunk), is written to "+
 				"%s/<job>/chk-N/_metadata (jmstorage with a path, Flink's JobManagerCheckpointStorage(path)); %s.", sizeText(maxSize), cp.Dir, desc)
 			e.Durable, e.SurvivesMachineLoss = ptr(true), ptr(survives)
 		}
-		if c.StateBackend == LevelDB {
+		if c.StateBackend == config.LevelDB {
 			e.Warnings = append(e.Warnings, "leveldb is meant for state larger than memory, but jmstorage caps each state chunk at "+sizeText(maxSize)+": "+
-				"checkpoints of large state will fail; use filesystem storage ("+KeyCheckpointStorage+": filesystem with "+KeyCheckpointDir+")")
+				"checkpoints of large state will fail; use filesystem storage ("+config.KeyCheckpointStorage+": filesystem with "+config.KeyCheckpointDir+")")
 		}
-	case FSStorage:
+	case config.FSStorage:
 		desc, survives := e.location(c, cp.Dir)
 		e.Checkpoints = fmt.Sprintf("Checkpoints are written by fsstorage (Flink's FileSystemCheckpointStorage) to %s/<job>/chk-N/, "+
 			"files shared by incremental checkpoints to %s/<job>/shared/, and state under %s inlined into _metadata; %s.",
@@ -238,8 +249,8 @@ func (e *Explanation) explainStorage(c *Config) {
 
 // location describes where a checkpoint directory is and whether it survives losing this
 // machine, adding a warning when it does not.
-func (e *Explanation) location(c *Config, dir string) (string, bool) {
-	p, local := localPath(dir)
+func (e *Explanation) location(c *config.Config, dir string) (string, bool) {
+	p, local := config.LocalPath(dir)
 	if !local {
 		return "that is remote storage, which survives losing this machine", true
 	}
@@ -248,7 +259,7 @@ func (e *Explanation) location(c *Config, dir string) (string, bool) {
 	case known && networkFS(m.fsType):
 		return fmt.Sprintf("that is a network file system (%s at %s), which survives losing this machine", m.fsType, m.point), true
 	case c.Checkpointing.SharedFilesystem:
-		return fmt.Sprintf("%s: true declares it shared storage, which survives losing this machine", c.writtenKey(KeySharedFilesystem)), true
+		return fmt.Sprintf("%s: true declares it shared storage, which survives losing this machine", c.Written(config.KeySharedFilesystem)), true
 	case known && memoryFS(m.fsType):
 		e.Warnings = append(e.Warnings, fmt.Sprintf("checkpoint directory %s is on %s (memory, at %s): checkpoints survive a crash of the runner "+
 			"but not a reboot or the loss of this machine; use s3:// or a shared file system", dir, m.fsType, m.point))
@@ -259,17 +270,17 @@ func (e *Explanation) location(c *Config, dir string) (string, bool) {
 		fs = fmt.Sprintf("local disk (%s at %s)", m.fsType, m.point)
 	}
 	e.Warnings = append(e.Warnings, fmt.Sprintf("checkpoint directory %s is on this machine's %s: checkpoints survive a crash of the runner "+
-		"but not the loss of this machine; use s3:// or a shared file system (and set %s: true if it already is one)", dir, fs, KeySharedFilesystem))
+		"but not the loss of this machine; use s3:// or a shared file system (and set %s: true if it already is one)", dir, fs, config.KeySharedFilesystem))
 	return fmt.Sprintf("that is this machine's %s: checkpoints survive a runner crash, but only as long as that disk", fs), false
 }
 
 // explainSchedule describes interval, retention, savepoints and restarts.
-func (e *Explanation) explainSchedule(c *Config) {
+func (e *Explanation) explainSchedule(c *config.Config) {
 	cp := c.Checkpointing
 	if cp.Interval > 0 {
 		e.Interval = cp.Interval.String()
 	} else {
-		e.Warnings = append(e.Warnings, KeyInterval+" is not set: no periodic checkpoints are taken; a bounded job still takes a final checkpoint, but a failure before it restarts the job from the beginning")
+		e.Warnings = append(e.Warnings, config.KeyInterval+" is not set: no periodic checkpoints are taken; a bounded job still takes a final checkpoint, but a failure before it restarts the job from the beginning")
 	}
 	e.Retention = "The latest completed checkpoint is kept; older ones are deleted (shared files once no kept checkpoint uses them)."
 	if cp.NumRetained > 1 {
@@ -286,7 +297,7 @@ func (e *Explanation) explainSchedule(c *Config) {
 	e.Restore = restoreText(c.Recovery)
 	r := c.Restart
 	if e.RestartStrategy == "" {
-		e.RestartStrategy = defaultRestart(cp.Interval)
+		e.RestartStrategy = config.DefaultRestartStrategy(cp.Interval)
 	}
 	e.Restart = restartText(e.RestartStrategy, r)
 	if r.StartOverOnCheckpointLoss {
@@ -300,31 +311,31 @@ func (e *Explanation) explainSchedule(c *Config) {
 // onCancelText says what happens to the job's checkpoints when it is cancelled.
 func onCancelText(retention string) string {
 	const when = "When the job is cancelled (runner stop without --savepoint)"
-	if retention == RetainOnCancel {
-		return when + ", its checkpoints are kept (" + RetainOnCancel + "): resume with --from latest, and delete them yourself when done. " +
+	if retention == config.RetainOnCancel {
+		return when + ", its checkpoints are kept (" + config.RetainOnCancel + "): resume with --from latest, and delete them yourself when done. " +
 			"They are kept when a run fails, finishes or is stopped by SIGINT or SIGTERM, too."
 	}
 	return fmt.Sprintf("%s, the checkpoints it owns are deleted (%s), so --from latest cannot resume it; set %s: %s to keep them. "+
-		"They are kept when a run fails, finishes or is stopped by SIGINT or SIGTERM (resume with --from latest).", when, retention, KeyRetention, RetainOnCancel)
+		"They are kept when a run fails, finishes or is stopped by SIGINT or SIGTERM (resume with --from latest).", when, retention, config.KeyRetention, config.RetainOnCancel)
 }
 
 // restoreText says what a run starts from and who owns a checkpoint it restores.
-func restoreText(r Recovery) string {
+func restoreText(r config.Recovery) string {
 	var b strings.Builder
 	switch r.Path {
 	case "":
 		b.WriteString("A run starts fresh unless given --from.")
 	case "latest":
-		b.WriteString("A run without --from resumes from the newest completed checkpoint of the job (" + KeyRecoveryPath + ": latest).")
+		b.WriteString("A run without --from resumes from the newest completed checkpoint of the job (" + config.KeyRecoveryPath + ": latest).")
 	case "latest-if-any":
-		b.WriteString("A run without --from resumes from the newest completed checkpoint of the job, and starts fresh while the job has none (" + KeyRecoveryPath + ": latest-if-any).")
+		b.WriteString("A run without --from resumes from the newest completed checkpoint of the job, and starts fresh while the job has none (" + config.KeyRecoveryPath + ": latest-if-any).")
 	default:
-		b.WriteString("A run without --from restores " + r.Path + " (" + KeyRecoveryPath + ").")
+		b.WriteString("A run without --from restores " + r.Path + " (" + config.KeyRecoveryPath + ").")
 	}
 	switch r.ClaimMode {
-	case Claim:
+	case config.Claim:
 		b.WriteString(" A checkpoint restored from a pointer is claimed (CLAIM): the run owns it, and retention may delete it like its own.")
-	case ClaimLegacy:
+	case config.ClaimLegacy:
 		b.WriteString(" A checkpoint restored from a pointer is never deleted, but later checkpoints may reference its files (LEGACY, deprecated).")
 	default:
 		b.WriteString(" A checkpoint restored from a pointer is not claimed (NO_CLAIM): the run never deletes it, and its first checkpoint is a full one " +
@@ -335,19 +346,19 @@ func restoreText(r Recovery) string {
 }
 
 // restartText describes a restart strategy.
-func restartText(strategy string, r Restart) string {
+func restartText(strategy string, r config.Restart) string {
 	const from = " from the latest completed checkpoint"
 	switch strategy {
-	case RestartFixedDelay:
+	case config.RestartFixedDelay:
 		if r.Attempts == 0 {
 			return "On failure the job is not restarted (fixed-delay with 0 attempts)."
 		}
 		return fmt.Sprintf("fixed-delay: on failure the job restarts%s, %s after it failed; the run allows %d restarts in all.", from, r.Delay, r.Attempts)
-	case RestartFailureRate:
+	case config.RestartFailureRate:
 		f := r.FailureRate
 		return fmt.Sprintf("failure-rate: on failure the job restarts%s after %s, unless more than %d failures fall within %s; then it fails.",
 			from, f.Delay, f.MaxFailures, f.Interval)
-	case RestartExponentialDelay:
+	case config.RestartExponentialDelay:
 		x := r.ExponentialDelay
 		limit := "with no limit on restarts"
 		if x.AttemptsBeforeReset < 1<<31-1 {
@@ -361,7 +372,7 @@ func restartText(strategy string, r Restart) string {
 }
 
 // overrideTexts prints overrides as given, secrets masked.
-func overrideTexts(os []Override) []string {
+func overrideTexts(os []config.Override) []string {
 	out := make([]string, len(os))
 	for i, o := range os {
 		out[i] = o.String()

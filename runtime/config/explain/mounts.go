@@ -1,4 +1,4 @@
-package config
+package explain
 
 import (
 	"os"
@@ -25,7 +25,12 @@ func mountOf(path string) (m mount, ok bool) {
 	if err != nil {
 		return mount{}, false
 	}
-	p := realPath(path)
+	// The symlinks of the deepest existing ancestor resolved; a path that cannot be (a
+	// dangling link on the way) stays as written.
+	p := filepath.Clean(path)
+	if r, err := layout.RealPath(p); err == nil {
+		p = r
+	}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) < 3 {
@@ -41,16 +46,6 @@ func mountOf(path string) (m mount, ok bool) {
 		}
 	}
 	return m, ok
-}
-
-// realPath resolves the symlinks of an absolute path's deepest existing ancestor
-// (layout.RealPath); a path it cannot resolve (a dangling link on the way) stays as written.
-func realPath(p string) string {
-	p = filepath.Clean(p)
-	if r, err := layout.RealPath(p); err == nil {
-		return r
-	}
-	return p
 }
 
 // unescapeMount undoes /proc/mounts' octal escapes (\040 for a space).
