@@ -21,7 +21,9 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/builtins"
+	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	jobrunner "github.com/flowstate/flowstate/runtime/runner"
 )
 
 // phases are the benchmark's parts, in the order they run.
@@ -52,6 +54,15 @@ func run(args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	// The jobs run in this process, so it sets the collector as the runner binary does from
+	// a configuration that leaves runner.memory.* at their defaults: once, before any run.
+	defaults, err := config.Parse(nil, "")
+	if err == nil {
+		_, err = jobrunner.ApplyMemory(defaults)
+	}
+	if err != nil {
+		return fmt.Errorf("memory settings: %w", err)
+	}
 	s := fullSettings()
 	if *quick {
 		s = quickSettings()
@@ -69,7 +80,6 @@ func run(args []string) error {
 		}
 		s.MemoryKeys = keys
 	}
-	var err error
 	if s.PluginDir, err = filepath.Abs(*pluginDir); err != nil {
 		return fmt.Errorf("-plugin-dir: %w", err)
 	}

@@ -59,6 +59,11 @@ then takes the job over.`,
 			if err := cfg.Control.CheckExposure(); err != nil { // before anything is said of the job
 				return fmt.Errorf("%s: %w", cfg.File, err)
 			}
+			mem, err := runner.ApplyMemory(cfg) // once per process, before the job allocates
+			if err != nil {
+				return err
+			}
+			s.log.Debug("garbage collector: " + mem.String())
 			job, err := jobs.Build(jobSpec(cfg))
 			if err != nil {
 				return fmt.Errorf("%s: %w", cfg.File, err)

@@ -55,6 +55,7 @@ func TestOverridesOnTheCommandLine(t *testing.T) {
 		"execution.checkpointing.unaligned.enabled=true":  "-D execution.checkpointing.unaligned.enabled: not supported",
 		"execution.checkpointing.bogus=1":                 "-D execution.checkpointing.bogus: unknown key",
 		"execution.checkpointing.fsstorage.bogus-option=": "-D execution.checkpointing.fsstorage.bogus-option: plugin fsstorage refused option",
+		"runner.memory.limit=100tb":                       "-D runner.memory.limit: a memory limit of 104857600 MiB exceeds the memory this process may still take",
 	} {
 		r := s.run(t, "-D", arg)
 		if err := r.wait(t, time.Minute); err == nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
@@ -144,12 +145,32 @@ type Heartbeat struct {
 	Interval, Timeout time.Duration
 }
 
-// Memory holds the runner.memory.* settings, Flowstate's own.
+// Memory holds the runner.memory.* settings, Flowstate's own: the Go garbage collector's
+// knobs for the runner binary's process, which it sets once at start (runner.ApplyMemory).
 type Memory struct {
-	// GCHeadroom is how much garbage the runner's heap may gather, beyond Go's own pacing,
-	// before the garbage collector runs (default 64 MiB; 0: Go's pacing alone). See
-	// runtime.SetGCHeadroom.
-	GCHeadroom int64
+	// Limit is the process's soft memory limit in bytes (debug.SetMemoryLimit, like
+	// GOMEMLIMIT); 0 sets none. Default 256 MiB, or half the memory the machine can still
+	// spare when that is less.
+	Limit int64
+	// GOGC is the collector's percent (debug.SetGCPercent, like GOGC): the heap may grow
+	// by this percent of the live data before a collection. GOGCOff (the default) leaves
+	// collection to the memory limit alone.
+	GOGC int
+}
+
+// GOGCOff is Memory.GOGC for "off": collect only as the memory limit nears.
+const GOGCOff = -1
+
+// ParseGOGC reads runner.memory.gogc: "off", or a percent from 1 to 100000.
+func ParseGOGC(s string) (int, error) {
+	if strings.EqualFold(strings.TrimSpace(s), "off") {
+		return GOGCOff, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 || n > 100000 {
+		return 0, fmt.Errorf("want off or a percent from 1 to 100000")
+	}
+	return n, nil
 }
 
 // Job holds the job.* settings.
@@ -238,7 +259,7 @@ const (
 	DefaultRestAddress         = "127.0.0.1"
 	DefaultRestPort            = 0 // an ephemeral port, found through the job's lease
 	DefaultLeaseTimeout        = 30 * time.Second
-	DefaultGCHeadroom          = 64 << 20
+	DefaultMemoryLimit         = 256 << 20
 	MinLeaseTimeout            = time.Second
 )
 
@@ -267,7 +288,7 @@ func defaults(file string) *Config {
 		Restart:      defaultRestartSettings(),
 		Control:      Control{Address: net.JoinHostPort(DefaultRestAddress, strconv.Itoa(DefaultRestPort))},
 		Heartbeat:    Heartbeat{Interval: DefaultHeartbeatInterval, Timeout: DefaultHeartbeatTimeout},
-		Memory:       Memory{GCHeadroom: DefaultGCHeadroom},
+		Memory:       Memory{Limit: DefaultMemoryLimit, GOGC: GOGCOff},
 		Provenance:   newProvenance(file),
 		backendOpts:  map[string]map[string]optValue{},
 		storageOpts:  map[string]map[string]optValue{},

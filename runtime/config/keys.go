@@ -77,12 +77,13 @@ const (
 	KeyRestPlaintextRisk = "rest.accept-plaintext-risk"
 	// KeyAllowAnySavepointTarget is Flowstate's own: see Control.AllowAnySavepointTarget.
 	KeyAllowAnySavepointTarget = "rest.savepoint.allow-any-target"
-	// KeyGCHeadroom is Flowstate's own: see Memory.GCHeadroom.
-	KeyGCHeadroom          = "runner.memory.gc-headroom"
+	// KeyMemoryLimit and KeyMemoryGOGC are Flowstate's own: see Memory.
+	KeyMemoryLimit         = "runner.memory.limit"
+	KeyMemoryGOGC          = "runner.memory.gogc"
 	backendOptionPrefix    = "state.backend."
 	storageOptionPrefix    = "execution.checkpointing."
 	maxDataInlineThreshold = 1 << 20
-	maxGCHeadroom          = 4 << 30
+	maxMemoryLimit         = 1 << 50
 	maxMaxParallelism      = 1 << 15
 	// maxConcurrentCheckpoints caps execution.checkpointing.max-concurrent-checkpoints
 	// (Flink has no cap; every checkpoint in flight holds a snapshot of each keyed backend).
@@ -214,7 +215,8 @@ var currentKeys = map[string]keyDef{
 	KeyRestSSLTrust:            {kind: kindPath},
 	KeyRestPlaintextRisk:       {kind: kindBool},
 	KeyAllowAnySavepointTarget: {kind: kindBool},
-	KeyGCHeadroom:              {kind: kindSize, min: 0, max: maxGCHeadroom},
+	KeyMemoryLimit:             {kind: kindSize, min: 0, max: maxMemoryLimit},
+	KeyMemoryGOGC:              {kind: kindString},
 }
 
 // deprecatedKeys maps each of Flink's deprecated keys of a supported key to that key; it is
@@ -389,10 +391,19 @@ func (n *namespaces) allows(sc scope, plugin string) bool {
 	return n.storages[plugin]
 }
 
+// removedKeys are Flowstate's keys that earlier versions read, with what replaces each.
+var removedKeys = map[string]string{
+	"runner.memory.gc-headroom": "removed with the heap ballast it sized; the runner now sets Go's own knobs: " +
+		KeyMemoryLimit + " (the soft memory limit) and " + KeyMemoryGOGC,
+}
+
 // unknownKeyError says why key is unknown, suggesting the closest known key. A key shaped
 // as the option of a plugin that is not configured says so.
 func unknownKeyError(key string, ns *namespaces, backend, storage string) error {
 	what := ErrUnknownKey
+	if why, ok := removedKeys[key]; ok {
+		return fmt.Errorf("%w: %s", what, why)
+	}
 	if strings.HasPrefix(key, backendOptionPrefix+"rocksdb.") {
 		what = fmt.Errorf("%w: not one of Flink's RocksDB options", ErrUnknownKey)
 	}

@@ -25,7 +25,7 @@ func TestDefaults(t *testing.T) {
 				ResetThreshold: time.Hour, JitterFactor: 0.1, AttemptsBeforeReset: 2147483647},
 			CancellationTimeout: 30 * time.Second})
 		wantEqual(t, "control", c.Control.Address, "127.0.0.1:0")
-		wantEqual(t, "memory", c.Memory, Memory{GCHeadroom: 64 << 20})
+		wantEqual(t, "memory", c.Memory, Memory{Limit: 256 << 20, GOGC: GOGCOff})
 		wantEqual(t, "plugins dir", c.Plugins.Dir, "")
 		wantEqual(t, "backend options", c.BackendOptions, sdk.Options{})
 		if c.Deprecations == nil || c.Warnings == nil || len(c.Deprecations)+len(c.Warnings) != 0 {
@@ -81,9 +81,10 @@ execution.recovery.start-over-on-checkpoint-loss: true
 task.cancellation.timeout: 5s
 rest.address: 0.0.0.0
 rest.port: 9091
-runner.memory.gc-headroom: 256mb
+runner.memory.limit: 1gb
+runner.memory.gogc: 200
 `)
-	wantEqual(t, "memory", c.Memory, Memory{GCHeadroom: 256 << 20})
+	wantEqual(t, "memory", c.Memory, Memory{Limit: 1 << 30, GOGC: 200})
 	wantEqual(t, "view", viewOf(c), view{
 		StateBackend:      "leveldb",
 		CheckpointStorage: "fsstorage",

@@ -90,8 +90,14 @@ func (p *parser) set(key string, v any) {
 		c.Heartbeat.Interval = v.(time.Duration)
 	case KeyHeartbeatTimeout:
 		c.Heartbeat.Timeout = v.(time.Duration)
-	case KeyGCHeadroom:
-		c.Memory.GCHeadroom = v.(int64)
+	case KeyMemoryLimit:
+		c.Memory.Limit = v.(int64)
+	case KeyMemoryGOGC:
+		n, err := ParseGOGC(v.(string))
+		if err != nil {
+			p.badValue(key, err.Error())
+		}
+		c.Memory.GOGC = n
 	case KeyAllowOutsideDir:
 		c.Plugins.AllowOutsideDir = splitList(v.(string))
 	case KeyRestAddress:

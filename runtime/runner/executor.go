@@ -77,16 +77,13 @@ type plugins struct {
 // other failures go through the restart strategy, each attempt restoring what recovery
 // decides. The run holds the job's leases (ownership.go) throughout; losing one stops it
 // before it commits anything more; a job another runner holds fails at once, or with
-// WaitForLease is waited for. It sets the process's GC headroom (SetGCHeadroom) from the configuration.
+// WaitForLease is waited for.
 func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err error) {
 	if x.Logger == nil {
 		x.Logger = hclog.NewNullLogger()
 	}
 	log := x.Logger
 	cfg := x.Config
-	if err := applyGCHeadroom(cfg); err != nil {
-		return err
-	}
 	if err := errors.Join(config.CheckJobName(job.Name), job.Validate()); err != nil {
 		return fmt.Errorf("job %q: %w", job.Name, err)
 	}
