@@ -49,7 +49,7 @@ const JMStorageDefaultMaxStateSize = jmstorage.DefaultMaxStateSize
 type Plugin struct {
 	// Info is what the plugin's PluginInfo returns.
 	Info sdk.PluginInfo
-	// Kinds are the kinds it implements (sdk.KindsOf), state backend first.
+	// Kinds are the kinds it implements (host.KindsOf), state backend first.
 	Kinds []sdk.Kind
 	// Options are the option keys its Configure accepts.
 	Options []string

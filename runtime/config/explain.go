@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/flowstate/flowstate/plugins/builtin"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
 // Explanation says what a configuration means, in the seed's terms: where working state
@@ -198,7 +198,7 @@ func (e *Explanation) explainStorage(c *Config) {
 	switch e.CheckpointStorage {
 	case JMStorage:
 		maxSize := int64(builtin.JMStorageDefaultMaxStateSize)
-		if v, err := sdk.ParseSize(c.StorageOptions[builtin.JMStorageMaxStateSize]); err == nil && v > 0 {
+		if v, err := bytesize.Parse(c.StorageOptions[builtin.JMStorageMaxStateSize]); err == nil && v > 0 {
 			maxSize = v
 		}
 		if cp.Dir == "" {
