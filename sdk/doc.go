@@ -17,19 +17,19 @@
 // snapshot keeps Flink's shape: backend.Snapshot(checkpoint) then snapshot.Write(streams)
 // returns state handles, which the runner records in the checkpoint's metadata.
 //
-// A plugin is a program whose main function calls Serve with a value implementing
-// StateBackend, CheckpointStorage, or both. A state backend that also implements
-// CheckpointStorage (one extra interface) is served as both kinds, as FLIP-142 promises for
-// external state backends.
+// A plugin is a program whose main function is one call of server.Serve (package
+// sdk/server) with a value implementing StateBackend, CheckpointStorage, or both. A state
+// backend that also implements CheckpointStorage (one extra interface) is served as both
+// kinds, as FLIP-142 promises for external state backends.
 //
 // Nothing in this package exposes the wire protocol: plugins implement plain Go interfaces,
 // and the runner sees the very same interfaces whether a plugin runs in its own process or in
-// the runner's. This package holds the contract and the plugin's end of the protocol, which
-// Serve runs; hosts start plugins and talk to them with package sdk/host, which a plugin
-// does not link. Package sdk/sdktest is the conformance kit, sdk/kvstream the canonical
-// snapshot format.
+// the runner's. This package is the contract only: interfaces, types, errors and options.
+// The plugin's end of the protocol is sdk/server; hosts start plugins and talk to them with
+// sdk/host, which a plugin does not link. Package sdk/sdktest is the conformance kit,
+// sdk/kvstream the canonical snapshot format, sdk/optional the one way to combine a value
+// with optional interfaces, sdk/bytesize the parser of byte sizes in options.
 //
-// Names that served hosts rather than plugins (KindsOf, PipelinedWriter, ServeWithOptions,
-// CPUProfileEnv, Handshake, Checksum, NewChecksum, VerifyingReader) are deprecated and go in
-// the next release; each says what replaces it.
+// This package must never import gRPC, the protocol (sdk/internal/proto), the server or
+// the host end.
 package sdk

@@ -1,13 +1,6 @@
 package sdk
 
-import (
-	"context"
-	"errors"
-)
-
-// ErrConflict: a conditional write lost: the record it was to replace changed, or the
-// record it was to create exists. Only LeaseStore returns it so far.
-var ErrConflict = errors.New("conflict")
+import "context"
 
 // MaxLeaseSize is the largest record a LeaseStore must accept: the runner's records are a
 // few hundred bytes.

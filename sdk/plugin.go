@@ -38,18 +38,6 @@ type Plugin interface {
 	Configure(ctx context.Context, opts Options) error
 }
 
-// kindsOf returns the kinds p implements, state backend first.
-func kindsOf(p Plugin) []Kind {
-	var kinds []Kind
-	if _, ok := p.(StateBackend); ok {
-		kinds = append(kinds, KindStateBackend)
-	}
-	if _, ok := p.(CheckpointStorage); ok {
-		kinds = append(kinds, KindCheckpointStorage)
-	}
-	return kinds
-}
-
 // Options are a plugin's settings: string keys and values taken from the runner's
 // configuration file. A backend plugin NAME receives the keys under state.backend.NAME.
 // and a storage plugin NAME those under execution.checkpointing.NAME., with that prefix
@@ -126,4 +114,7 @@ var (
 	ErrUnsupported = errors.New("unsupported")
 	// ErrCorrupt: stored bytes failed a consistency check.
 	ErrCorrupt = errors.New("corrupt")
+	// ErrConflict: a conditional write lost: the record it was to replace changed, or the
+	// record it was to create exists. Only LeaseStore returns it so far.
+	ErrConflict = errors.New("conflict")
 )

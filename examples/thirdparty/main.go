@@ -7,7 +7,7 @@ package main
 
 import (
 	"github.com/flowstate/flowstate/examples/thirdparty/boltstate"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
-func main() { sdk.Serve(boltstate.New()) }
+func main() { server.Serve(boltstate.New()) }

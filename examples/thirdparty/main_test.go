@@ -41,8 +41,8 @@ func TestPluginProcess(t *testing.T) {
 		if info.Name != boltstate.Name || info.Version != boltstate.Version || !slices.Equal(info.Kinds, want) {
 			t.Fatalf("Info = %+v, want name %q, version %q, kinds %v", info, boltstate.Name, boltstate.Version, want)
 		}
-		if info.Protocol != sdk.ProtocolVersion {
-			t.Errorf("negotiated protocol %d, want %d", info.Protocol, sdk.ProtocolVersion)
+		if info.Protocol != host.ProtocolVersion {
+			t.Errorf("negotiated protocol %d, want %d", info.Protocol, host.ProtocolVersion)
 		}
 	})
 	opts := func(t *testing.T) sdk.Options {

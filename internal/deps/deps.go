@@ -1,11 +1,14 @@
 // Package deps holds the test of the arrows that must never exist between the parts of
 // this repository (docs/architecture.md, "Packages"): the SDK module imports nothing of
-// the repository outside itself, and requires only go-plugin, gRPC, protobuf and hclog; a
-// plugin, its tests included, imports neither the runtime nor another plugin, and its
-// binary does not link the host end of the SDK; the runtime reaches the plugins only
-// through the registry of built-in plugins, plugins/builtin, and runtime/config (with the
-// packages beside it) not at all; the runner binary links no plugin code nor goleveldb or
-// minio-go, and runtime/builtins, which names the built-ins for it, imports nothing; the
+// the repository outside itself, and requires only go-plugin, gRPC, protobuf and hclog; its
+// contract (package sdk) reaches neither gRPC, the protocol, the server nor the host end,
+// its plugin end (sdk/server) and host end (sdk/host, sdk/internal/client) never reach each
+// other, and what both ends share (sdk/internal/convert, sdk/internal/demux) reaches
+// neither; a plugin, its tests included, imports neither the runtime nor another plugin,
+// and its binary does not link the host end of the SDK; the runtime reaches the plugins
+// only through the registry of built-in plugins, plugins/builtin, and runtime/config (with
+// the packages beside it) not at all; the runner binary links no plugin code nor goleveldb
+// or minio-go, and runtime/builtins, which names the built-ins for it, imports nothing; the
 // third-party example needs nothing of the repository but the SDK. The test reads the
 // import graph with go list -deps -test.
 package deps

@@ -40,6 +40,33 @@ var sdkRequires = []string{
 // hostEnd are the SDK's packages a plugin binary must not link.
 var hostEnd = []string{sdkModule + "/host", sdkModule + "/internal/client"}
 
+// The SDK's other layers: the contract a plugin author reads, the plugin end of the wire
+// (which a plugin's main calls), the protocol, and what both ends share.
+const (
+	contract  = sdkModule
+	serverEnd = sdkModule + "/server"
+	protocol  = sdkModule + "/internal/proto"
+	converter = sdkModule + "/internal/convert"
+	demuxer   = sdkModule + "/internal/demux"
+	combiner  = sdkModule + "/optional"
+	grpcPkgs  = "google.golang.org/grpc"
+)
+
+// sdkLayers are the arrows between the SDK's layers that must never exist: each package
+// (not its tests) reaches none of the packages (or the packages below them) listed.
+var sdkLayers = []struct {
+	from, why string
+	never     []string
+}{
+	{contract, "the contract holds interfaces, types, errors and options only", []string{grpcPkgs, protocol, serverEnd, converter, demuxer, hostEnd[0], hostEnd[1]}},
+	{serverEnd, "the plugin end never links the host end", hostEnd},
+	{hostEnd[0], "the host end never links the plugin end", []string{serverEnd}},
+	{hostEnd[1], "the host end never links the plugin end", []string{serverEnd}},
+	{converter, "the converters serve both ends and know neither", []string{serverEnd, hostEnd[0], hostEnd[1]}},
+	{demuxer, "the demultiplexer knows nothing of the SDK", []string{sdkModule}},
+	{combiner, "the combiner of optional interfaces needs the contract only", []string{grpcPkgs, protocol, serverEnd, hostEnd[0], hostEnd[1]}},
+}
+
 // pkg is what go list says of one package (or one test variant of it).
 type pkg struct {
 	ImportPath string   // "p", or "p [q.test]" for a variant compiled for q's tests
@@ -223,6 +250,33 @@ func TestSDKImportsOnlyItsModule(t *testing.T) {
 			t.Errorf("sdk/go.mod requires %s, a module of this repository", r.Path)
 		}
 	}
+}
+
+// TestSDKLayersStayApart: the contract (package sdk) reaches neither gRPC, nor the protocol,
+// nor the server, nor the host end; the plugin end (sdk/server) and the host end (sdk/host,
+// sdk/internal/client) never reach each other; the converters and the demultiplexer both
+// ends share reach neither end; the combiner of optional interfaces needs the contract
+// only.
+func TestSDKLayersStayApart(t *testing.T) {
+	g := list(t, filepath.Join(root(t), "sdk"))
+	v := violations{}
+	for _, l := range sdkLayers {
+		if _, ok := g[l.from]; !ok {
+			t.Fatalf("go list found no package %s", l.from)
+		}
+		for dep, c := range g.reach(l.from, none) {
+			path := pathOf(dep)
+			if path == l.from {
+				continue
+			}
+			for _, n := range l.never {
+				if under(path, n) {
+					v.add(l.from+" reaches "+path+" ("+l.why+")", c)
+				}
+			}
+		}
+	}
+	v.report(t)
 }
 
 // TestPluginsImportNoRuntimeNorOtherPlugins: a plugin, its tests included, reaches

@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
-func main() { sdk.Serve(fsstorage.New()) }
+func main() { server.Serve(fsstorage.New()) }

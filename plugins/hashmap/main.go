@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
-func main() { sdk.Serve(hashmap.New()) }
+func main() { server.Serve(hashmap.New()) }

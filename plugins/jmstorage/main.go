@@ -4,7 +4,7 @@ package main
 
 import (
 	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
-func main() { sdk.Serve(jmstorage.New()) }
+func main() { server.Serve(jmstorage.New()) }

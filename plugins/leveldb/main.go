@@ -5,11 +5,11 @@ package main
 
 import (
 	"github.com/flowstate/flowstate/plugins/leveldb/leveldb"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
 func main() {
 	b := leveldb.New()
 	b.OwnProcess()
-	sdk.Serve(b)
+	server.Serve(b)
 }

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
 // IgnoredKey is a key of the file that only concerns a Flink cluster (or a tuning Flowstate
@@ -79,7 +79,7 @@ func normalize(kind valueKind, v string) (string, error) {
 		n, err := parseInt(v, math.MinInt64, math.MaxInt64)
 		return strconv.FormatInt(n, 10), err
 	case kindSize:
-		n, err := sdk.ParseSize(v)
+		n, err := bytesize.Parse(v)
 		return strconv.FormatInt(n, 10), err
 	case kindDuration:
 		d, err := ParseDuration(v)

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
 // durationUnits are the units Flink's TimeUtils accepts; a bare number means milliseconds.
@@ -78,9 +78,9 @@ func parseInt(s string, lo, hi int64) (int64, error) {
 	return n, nil
 }
 
-// parseSize parses a size with sdk.ParseSize and checks it against def's bounds.
+// parseSize parses a size with bytesize.Parse and checks it against def's bounds.
 func parseSize(s string, def keyDef) (int64, error) {
-	n, err := sdk.ParseSize(s)
+	n, err := bytesize.Parse(s)
 	if err != nil {
 		return 0, err
 	}

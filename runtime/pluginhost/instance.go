@@ -71,7 +71,7 @@ func (in *Instance) Generation() int {
 // Name returns the plugin's name, as in flowstate-plugin-NAME.
 func (in *Instance) Name() string { return in.name }
 
-// Info describes the plugin; Path is empty and Protocol is sdk.ProtocolVersion for a
+// Info describes the plugin; Path is empty and Protocol is host.ProtocolVersion for a
 // builtin.
 func (in *Instance) Info() host.Info {
 	in.mu.Lock()
@@ -80,7 +80,7 @@ func (in *Instance) Info() host.Info {
 		return in.proc.Info()
 	}
 	pi := in.impl.PluginInfo()
-	return host.Info{Name: pi.Name, Version: pi.Version, Kinds: host.KindsOf(in.impl), Protocol: sdk.ProtocolVersion}
+	return host.Info{Name: pi.Name, Version: pi.Version, Kinds: host.KindsOf(in.impl), Protocol: host.ProtocolVersion}
 }
 
 // Configure passes the plugin its options.

@@ -17,6 +17,7 @@ import (
 	"github.com/flowstate/flowstate/internal/testplugins"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/host"
 )
 
 var builtDir string
@@ -201,7 +202,7 @@ func TestBuiltinsInProcess(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in.Pid() != 0 || in.Info().Path != "" || in.Info().Protocol != sdk.ProtocolVersion {
+	if in.Pid() != 0 || in.Info().Path != "" || in.Info().Protocol != host.ProtocolVersion {
 		t.Errorf("in-process mem: pid %d info %+v", in.Pid(), in.Info())
 	}
 	b, ok := in.StateBackend()

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/optional"
 )
 
 // flakyStorage is fsstorage whose checkpoints with an id divisible by 3 fail half way:
@@ -29,7 +29,8 @@ func (s *flakyStorage) CreateCheckpointStorage(ctx context.Context, jobID string
 	if err != nil {
 		return nil, err
 	}
-	return optional.Access(&flakyAccess{CheckpointStorageAccess: a, s: s}, a), nil
+	w := &flakyAccess{CheckpointStorageAccess: a, s: s}
+	return optional.Access(w, optional.AccessInterfacesOf(w, a)), nil
 }
 
 type flakyAccess struct {

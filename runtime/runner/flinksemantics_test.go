@@ -13,7 +13,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
@@ -172,7 +171,7 @@ func (b failingBackend) CreateKeyedStateBackend(ctx context.Context, p sdk.Keyed
 	if err != nil {
 		return nil, err
 	}
-	return optional.Keyed(failingKeyed{kb}, kb), nil
+	return failingKeyed{kb}, nil
 }
 
 type failingKeyed struct{ sdk.KeyedStateBackend }

@@ -2,74 +2,37 @@ package dirstorage
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/layout"
+	"github.com/flowstate/flowstate/sdk/optional"
 )
 
-// The access types: an access implements sdk.LeaseStore exactly when the FS implements
-// LeaseFS, and sdk.LocalStateLocator exactly when it implements LocalPather, since the
-// runner discovers both with type assertions.
-type (
-	leaseAccess      struct{ *access }
-	localAccess      struct{ *access }
-	leaseLocalAccess struct{ *access }
-)
-
-var (
-	_ sdk.LeaseStore        = leaseAccess{}
-	_ sdk.LocalStateLocator = localAccess{}
-	_ sdk.LeaseStore        = leaseLocalAccess{}
-	_ sdk.LocalStateLocator = leaseLocalAccess{}
-)
-
-// newAccess returns the access of job jobID with the optional interfaces the FS allows.
+// newAccess returns the access of job jobID. It implements sdk.SharedStateLister always,
+// sdk.LeaseStore exactly when the FS implements LeaseFS, and sdk.LocalStateLocator exactly
+// when it implements LocalPather, since the runner discovers them with type assertions.
 func (s *Storage) newAccess(jobID string) sdk.CheckpointStorageAccess {
 	a := &access{s: s, jobID: jobID, jobDir: filepath.Join(s.cfg.Dir, jobID)}
-	_, lease := s.fs.(LeaseFS)
-	_, local := s.fs.(LocalPather)
-	switch {
-	case lease && local:
-		return leaseLocalAccess{a}
-	case lease:
-		return leaseAccess{a}
-	case local:
-		return localAccess{a}
+	with := optional.AccessInterfaces{Lister: a}
+	if _, ok := s.fs.(LeaseFS); ok {
+		with.Lease = a
 	}
-	return a
+	if _, ok := s.fs.(LocalPather); ok {
+		with.Locator = a
+	}
+	return optional.Access(a, with)
 }
 
-// ReadLease implements sdk.LeaseStore.
-func (a leaseAccess) ReadLease(ctx context.Context) (sdk.LeaseRecord, error) { return a.readLease(ctx) }
+var (
+	_ sdk.LeaseStore        = (*access)(nil)
+	_ sdk.LocalStateLocator = (*access)(nil)
+)
 
-// WriteLease implements sdk.LeaseStore.
-func (a leaseAccess) WriteLease(ctx context.Context, data []byte, ifVersion string) (string, error) {
-	return a.writeLease(ctx, data, ifVersion)
-}
-
-// ReadLease implements sdk.LeaseStore.
-func (a leaseLocalAccess) ReadLease(ctx context.Context) (sdk.LeaseRecord, error) {
-	return a.readLease(ctx)
-}
-
-// WriteLease implements sdk.LeaseStore.
-func (a leaseLocalAccess) WriteLease(ctx context.Context, data []byte, ifVersion string) (string, error) {
-	return a.writeLease(ctx, data, ifVersion)
-}
-
-// LocalStatePath implements sdk.LocalStateLocator.
-func (a localAccess) LocalStatePath(ctx context.Context, h sdk.StreamStateHandle) (string, error) {
-	return a.localStatePath(h)
-}
-
-// LocalStatePath implements sdk.LocalStateLocator.
-func (a leaseLocalAccess) LocalStatePath(ctx context.Context, h sdk.StreamStateHandle) (string, error) {
-	return a.localStatePath(h)
-}
-
-// readLease reads the record <dir>/<job>/_lease through the FS's LeaseStore.
-func (a *access) readLease(ctx context.Context) (sdk.LeaseRecord, error) {
+// ReadLease implements sdk.LeaseStore: it reads the record <dir>/<job>/_lease through the
+// FS's LeaseStore.
+func (a *access) ReadLease(ctx context.Context) (sdk.LeaseRecord, error) {
 	l, err := a.leaseStore()
 	if err != nil {
 		return sdk.LeaseRecord{}, err
@@ -81,8 +44,9 @@ func (a *access) readLease(ctx context.Context) (sdk.LeaseRecord, error) {
 	return r, nil
 }
 
-// writeLease writes the record <dir>/<job>/_lease through the FS's LeaseStore.
-func (a *access) writeLease(ctx context.Context, data []byte, ifVersion string) (string, error) {
+// WriteLease implements sdk.LeaseStore: it writes the record <dir>/<job>/_lease through
+// the FS's LeaseStore.
+func (a *access) WriteLease(ctx context.Context, data []byte, ifVersion string) (string, error) {
 	l, err := a.leaseStore()
 	if err != nil {
 		return "", err
@@ -94,24 +58,30 @@ func (a *access) writeLease(ctx context.Context, data []byte, ifVersion string) 
 	return v, nil
 }
 
-// leaseStore returns the store of the job's lease record.
+// leaseStore returns the store of the job's lease record; an FS that keeps none gets an
+// error wrapping sdk.ErrUnsupported.
 func (a *access) leaseStore() (sdk.LeaseStore, error) {
-	l, err := a.s.fs.(LeaseFS).LeaseStore(filepath.Join(a.jobDir, layout.LeaseFile))
+	fs, ok := a.s.fs.(LeaseFS)
+	if !ok {
+		return nil, fmt.Errorf("lease of job %q: the file system keeps no lease records: %w", a.jobID, sdk.ErrUnsupported)
+	}
+	l, err := fs.LeaseStore(filepath.Join(a.jobDir, layout.LeaseFile))
 	if err != nil {
 		return nil, a.s.errs.Wrap(err, "lease of job %q", a.jobID)
 	}
 	return l, nil
 }
 
-// localStatePath returns the local file of a handle's ref, "" for inline handles and
-// files that are not local.
-func (a *access) localStatePath(h sdk.StreamStateHandle) (string, error) {
-	if h.Ref == "" {
+// LocalStatePath implements sdk.LocalStateLocator: the local file of a handle's ref, ""
+// for inline handles and files that are not local.
+func (a *access) LocalStatePath(_ context.Context, h sdk.StreamStateHandle) (string, error) {
+	l, ok := a.s.fs.(LocalPather)
+	if !ok || h.Ref == "" {
 		return "", nil
 	}
 	p, err := a.s.name(h.Ref)
 	if err != nil {
 		return "", a.s.errs.Wrap(err, "state handle %q", h.Ref)
 	}
-	return a.s.fs.(LocalPather).LocalPath(p), nil
+	return l.LocalPath(p), nil
 }

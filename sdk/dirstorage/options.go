@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
 // OptionWriteBufferSize is the size of the buffer state streams collect small writes in
@@ -65,7 +66,7 @@ func ParseOptions(fsys FS, opts sdk.Options) (Config, error) {
 	return cfg, nil
 }
 
-// SizeOption parses option key of opts as a human size (sdk.ParseSize) between minSize
+// SizeOption parses option key of opts as a human size (bytesize.Parse) between minSize
 // and maxSize; ok is false when the option is absent. An invalid value is an
 // *sdk.OptionError naming the option.
 func SizeOption(opts sdk.Options, key string, minSize, maxSize int64) (n int64, ok bool, err error) {
@@ -73,7 +74,7 @@ func SizeOption(opts sdk.Options, key string, minSize, maxSize int64) (n int64, 
 	if !ok {
 		return 0, false, nil
 	}
-	n, err = sdk.ParseSize(v)
+	n, err = bytesize.Parse(v)
 	if err == nil && (n < minSize || n > maxSize) {
 		err = fmt.Errorf("size %d bytes out of range [%d, %d]: %w", n, minSize, maxSize, sdk.ErrInvalidArgument)
 	}

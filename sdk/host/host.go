@@ -24,6 +24,11 @@ import (
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
 
+// ProtocolVersion is the version of the plugin protocol this SDK speaks: what a plugin
+// served by server.Serve offers, and what a host speaks when Config.Protocols is nil. Hosts
+// keep speaking earlier versions alongside newer ones (docs/plugin-authors.md, section 10).
+const ProtocolVersion = wire.ProtocolVersion
+
 // DefaultStartTimeout bounds a plugin's start-up when Config.StartTimeout is zero.
 const DefaultStartTimeout = 10 * time.Second
 
@@ -39,7 +44,7 @@ type Config struct {
 	// StartTimeout bounds the start-up handshake; zero means DefaultStartTimeout.
 	StartTimeout time.Duration
 	// Protocols are the protocol versions the host speaks; nil means
-	// {sdk.ProtocolVersion}. The highest version both sides speak is used.
+	// {ProtocolVersion}. The highest version both sides speak is used.
 	Protocols []int
 	// Observer, when set, sees every call of the plugin protocol the host makes to the
 	// plugin, and every message of those calls (see CallObserver).
@@ -92,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	}
 	protocols := slices.Clone(cfg.Protocols)
 	if len(protocols) == 0 {
-		protocols = []int{sdk.ProtocolVersion}
+		protocols = []int{ProtocolVersion}
 	}
 	slices.Sort(protocols)
 	versioned := make(map[int]plugin.PluginSet, len(protocols))
@@ -106,7 +111,7 @@ func Start(ctx context.Context, cfg Config) (*Plugin, error) {
 	named := logger.Named(filepath.Base(path))
 	p := &Plugin{cmd: cmd, stderr: newTail(stderrTailLines)}
 	p.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  wire.Handshake(sdk.ProtocolVersion),
+		HandshakeConfig:  wire.Handshake(ProtocolVersion),
 		VersionedPlugins: versioned,
 		GRPCDialOptions:  append(observe(cfg.Observer), wire.DialWindows()...),
 		Cmd:              cmd,

@@ -17,18 +17,20 @@ func symbols(t *testing.T, path string) string {
 }
 
 // TestPluginBinaryLinksNoHostEnd: a plugin binary holds the plugin end of the protocol
-// (package sdk's servers) and what both ends share (sdk/internal/wire), and nothing of the
-// host end (sdk/internal/client, sdk/host).
+// (sdk/server's servers) and what both ends share (sdk/internal/wire, sdk/internal/convert,
+// sdk/internal/demux), and nothing of the host end (sdk/internal/client, sdk/host).
 func TestPluginBinaryLinksNoHostEnd(t *testing.T) {
 	const (
-		pluginEnd = "github.com/flowstate/flowstate/sdk.(*storageServer)."
+		pluginEnd = "github.com/flowstate/flowstate/sdk/server.(*storageServer)."
 		shared    = "github.com/flowstate/flowstate/sdk/internal/wire."
+		converter = "github.com/flowstate/flowstate/sdk/internal/convert."
+		demuxer   = "github.com/flowstate/flowstate/sdk/internal/demux."
 		clientEnd = "github.com/flowstate/flowstate/sdk/internal/client."
 		hostPkg   = "github.com/flowstate/flowstate/sdk/host."
 	)
 	for _, name := range []string{"mem", "memstorage", "refprev"} {
 		syms := symbols(t, pluginPath(name))
-		for _, want := range []string{pluginEnd, shared} { // the names checked are the linked ones
+		for _, want := range []string{pluginEnd, shared, converter, demuxer} { // the names checked are the linked ones
 			if !strings.Contains(syms, want) {
 				t.Errorf("plugin %s: no symbol %s*", name, want)
 			}

@@ -9,7 +9,7 @@ import (
 
 // sysProcAttr makes the kernel kill the plugin when the runner dies, even by SIGKILL.
 // The signal fires when the thread that started the child exits; Go only ends a thread
-// when a goroutine locked to it exits, which this package never does, and sdk.Serve
+// when a goroutine locked to it exits, which this package never does, and server.Serve
 // watches its parent as a second guard.
 func sysProcAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -18,7 +18,7 @@ func sysProcAttr() *syscall.SysProcAttr {
 // fdExecPath names the plugin binary's open file in the child: binary.command passes it
 // as the child's first extra file, descriptor 3. Executing it runs exactly the file that
 // was checked, as fexecve does. The kernel names the process after the descriptor ("3");
-// sdk.Serve renames it after its binary, and its command line and /proc/PID/exe show the
+// server.Serve renames it after its binary, and its command line and /proc/PID/exe show the
 // binary's path.
 const fdExecPath = "/proc/self/fd/3"
 

@@ -4,7 +4,7 @@ package host
 
 import "syscall"
 
-// sysProcAttr: no parent-death signal off Linux; sdk.Serve watches its parent instead.
+// sysProcAttr: no parent-death signal off Linux; server.Serve watches its parent instead.
 func sysProcAttr() *syscall.SysProcAttr { return nil }
 
 // execPath: off Linux the binary is executed by its path, after the checks.

@@ -32,7 +32,7 @@ var additionCalls = []string{
 func startPrevious(t *testing.T, announce string, rec *recorder) *host.Plugin {
 	t.Helper()
 	t.Setenv("FLOWSTATE_TESTPLUGIN_ANNOUNCE", announce) // the plugin inherits the host's environment
-	p := startPlugin(t, "refprev", observed(rec), func(c *host.Config) { c.Protocols = []int{sdk.ProtocolVersion, sdk.ProtocolVersion + 1} })
+	p := startPlugin(t, "refprev", observed(rec), func(c *host.Config) { c.Protocols = []int{host.ProtocolVersion, host.ProtocolVersion + 1} })
 	if err := p.Configure(ctxT(t), sdk.Options{}); err != nil {
 		t.Fatal(err)
 	}

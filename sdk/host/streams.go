@@ -5,11 +5,12 @@ import (
 	"io"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
 
 // CPUProfileEnv names an environment variable for profiling plugins: when it holds a
-// directory, a plugin served by sdk.Serve writes a CPU profile of its whole life there, as
+// directory, a plugin served by server.Serve writes a CPU profile of its whole life there, as
 // <executable>-<pid>.pprof, when the host stops it. Plugins inherit the host's
 // environment, so `FLOWSTATE_PLUGIN_CPUPROFILE=/tmp/prof runner run ...` profiles every
 // plugin of a job. A plugin killed outright writes no profile.
@@ -30,15 +31,6 @@ func VerifyingReader(rc io.ReadCloser, h sdk.StreamStateHandle) io.ReadCloser {
 	return wire.VerifyingReader(rc, wire.Expect{Ref: h.Ref, Size: h.Size, Checksum: h.Checksum}, sdk.ErrCorrupt)
 }
 
-// KindsOf returns the kinds p implements, state backend first: what sdk.Serve serves of
+// KindsOf returns the kinds p implements, state backend first: what server.Serve serves of
 // it, for a plugin the host runs in its own process.
-func KindsOf(p sdk.Plugin) []sdk.Kind {
-	var kinds []sdk.Kind
-	if _, ok := p.(sdk.StateBackend); ok {
-		kinds = append(kinds, sdk.KindStateBackend)
-	}
-	if _, ok := p.(sdk.CheckpointStorage); ok {
-		kinds = append(kinds, sdk.KindCheckpointStorage)
-	}
-	return kinds
-}
+func KindsOf(p sdk.Plugin) []sdk.Kind { return convert.KindsOf(p) }

@@ -8,15 +8,15 @@ import (
 	"context"
 	"sync/atomic"
 
-	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
 // valueSize is the size of every value Get returns: twice gRPC's default 4 MiB limit.
 const valueSize = 8 << 20
 
-func main() { sdk.Serve(&backend{inner: hashmap.New()}) }
+func main() { server.Serve(&backend{inner: hashmap.New()}) }
 
 type backend struct{ inner *hashmap.Backend }
 
@@ -34,7 +34,7 @@ func (b *backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	if err != nil {
 		return nil, err
 	}
-	return optional.Keyed(&keyed{KeyedStateBackend: kb}, kb), nil
+	return &keyed{KeyedStateBackend: kb}, nil
 }
 
 type keyed struct {

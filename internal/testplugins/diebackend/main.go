@@ -19,14 +19,14 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
 func main() {
 	dieAt("start")
-	sdk.Serve(&backend{Backend: hashmap.New()})
+	server.Serve(&backend{Backend: hashmap.New()})
 }
 
 // dieAt kills the process if the orders beside the binary name phase and fewer than their
@@ -72,7 +72,7 @@ func (b *backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	if err != nil {
 		return nil, err
 	}
-	return optional.Keyed(&keyed{KeyedStateBackend: kb}, kb), nil
+	return &keyed{KeyedStateBackend: kb}, nil
 }
 
 // keyed dies in Restore when the orders say so.

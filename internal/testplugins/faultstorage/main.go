@@ -12,7 +12,7 @@ package main
 
 import (
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
-func main() { sdk.Serve(&storage{inner: fsstorage.New()}) }
+func main() { server.Serve(&storage{inner: fsstorage.New()}) }

@@ -8,9 +8,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/optional"
 )
 
 // faults says which calls wait and how long.
@@ -96,11 +96,13 @@ func (s *storage) CreateCheckpointStorage(ctx context.Context, jobID string) (sd
 	if err != nil {
 		return nil, err
 	}
-	return optional.Access(&access{CheckpointStorageAccess: a, faults: s.faults}, a), nil
+	w := &access{CheckpointStorageAccess: a, faults: s.faults}
+	return optional.Access(w, optional.AccessInterfacesOf(w, a)), nil
 }
 
 // access delays the locations it creates. The optional interfaces of fsstorage's access
-// (shared-state listing, the lease record, local files) pass through (optional.Access).
+// (shared-state listing, the lease record, local files) pass through
+// (optional.AccessInterfacesOf).
 type access struct {
 	sdk.CheckpointStorageAccess
 	faults faults

@@ -19,12 +19,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/flowstate/flowstate/internal/optional"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
-func main() { sdk.Serve(&backend{inner: hashmap.New()}) }
+func main() { server.Serve(&backend{inner: hashmap.New()}) }
 
 type backend struct {
 	inner    *hashmap.Backend
@@ -62,7 +62,7 @@ func (b *backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	if err != nil {
 		return nil, err
 	}
-	return optional.Keyed(&keyed{KeyedStateBackend: kb, b: b}, kb), nil
+	return &keyed{KeyedStateBackend: kb, b: b}, nil
 }
 
 // keyed passes every call through the plugin-wide lock, which a deadlock holds forever.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
 // Option keys the leveldb backend accepts (besides sdk.OptionIncremental).
@@ -83,7 +84,7 @@ func parseOptions(opts sdk.Options) (config, error) {
 		if !ok {
 			continue
 		}
-		n, err := sdk.ParseSize(v)
+		n, err := bytesize.Parse(v)
 		if err != nil {
 			return c, &sdk.OptionError{Option: o.key, Value: v, Err: err}
 		}
@@ -93,7 +94,7 @@ func parseOptions(opts sdk.Options) (config, error) {
 		*o.dst = int(n)
 	}
 	if v, ok := opts[OptionMemoryLimit]; ok {
-		n, err := sdk.ParseSize(v)
+		n, err := bytesize.Parse(v)
 		if err != nil {
 			return c, &sdk.OptionError{Option: OptionMemoryLimit, Value: v, Err: err}
 		}

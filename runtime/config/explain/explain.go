@@ -16,7 +16,7 @@ import (
 
 	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/config"
-	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
 // Explanation says what a configuration means, in the seed's terms: where working state
@@ -209,7 +209,7 @@ func (e *Explanation) explainStorage(c *config.Config) {
 	switch e.CheckpointStorage {
 	case config.JMStorage:
 		maxSize := int64(builtins.JMStorageDefaultMaxStateSize)
-		if v, err := sdk.ParseSize(c.StorageOptions[builtins.JMStorageMaxStateSize]); err == nil && v > 0 {
+		if v, err := bytesize.Parse(c.StorageOptions[builtins.JMStorageMaxStateSize]); err == nil && v > 0 {
 			maxSize = v
 		}
 		if cp.Dir == "" {

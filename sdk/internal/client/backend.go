@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -41,9 +42,9 @@ func (b *backendClient) Configure(ctx context.Context, opts sdk.Options) error {
 }
 
 func (b *backendClient) CreateKeyedStateBackend(ctx context.Context, params sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
-	r, err := b.rpc.backend.CreateKeyedBackend(ctx, paramsToProto(params))
+	r, err := b.rpc.backend.CreateKeyedBackend(ctx, convert.ParamsToProto(params))
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	k := &keyedClient{c: b.rpc.backend, id: r.BackendId, readsAhead: r.ReadsAhead, done: b.rpc.done}
 	if r.Pipeline {
@@ -66,7 +67,7 @@ type keyedClient struct {
 func (k *keyedClient) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	return getInBatches(k.id, keys, func(batch [][]byte) (*pb.GetResponse, error) {
 		r, err := k.c.Get(ctx, &pb.GetRequest{BackendId: k.id, Keys: batch})
-		return r, wireErrors.FromStatus(err)
+		return r, convert.Errors.FromStatus(err)
 	})
 }
 
@@ -103,8 +104,8 @@ func getInBatches(id uint64, keys [][]byte, get func(batch [][]byte) (*pb.GetRes
 func (k *keyedClient) Write(ctx context.Context, mutations []sdk.Mutation) error {
 	for len(mutations) > 0 {
 		n := wire.BatchEnd(mutations, func(m sdk.Mutation) int { return len(m.Key) + len(m.Value) })
-		if _, err := k.c.Write(ctx, &pb.WriteRequest{BackendId: k.id, Packed: packMutations(mutations[:n])}); err != nil {
-			return wireErrors.FromStatus(err)
+		if _, err := k.c.Write(ctx, &pb.WriteRequest{BackendId: k.id, Packed: convert.PackMutations(mutations[:n])}); err != nil {
+			return convert.Errors.FromStatus(err)
 		}
 		mutations = mutations[n:]
 	}
@@ -115,7 +116,7 @@ func (k *keyedClient) Write(ctx context.Context, mutations []sdk.Mutation) error
 func (k *keyedClient) Scan(ctx context.Context, start, end []byte, limit int) ([]sdk.KV, error) {
 	r, err := k.c.Scan(ctx, &pb.ScanRequest{BackendId: k.id, Start: start, End: end, Limit: int32(min(max(limit, 0), 1<<30))})
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	kvs := make([]sdk.KV, len(r.Pairs))
 	for i, p := range r.Pairs {
@@ -131,7 +132,7 @@ func (k *keyedClient) Scan(ctx context.Context, start, end []byte, limit int) ([
 func (k *keyedClient) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
 	r, err := k.c.Snapshot(ctx, &pb.SnapshotRequest{BackendId: k.id, CheckpointId: opts.CheckpointID, Savepoint: opts.Savepoint, Full: opts.Full})
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	return &snapshotClient{c: k.c, id: r.SnapshotId, done: k.done}, nil
 }
@@ -142,12 +143,12 @@ func (k *keyedClient) Restore(ctx context.Context, handles []sdk.KeyedStateHandl
 
 func (k *keyedClient) NotifyCheckpointComplete(ctx context.Context, checkpointID int64) error {
 	_, err := k.c.NotifyCheckpointComplete(ctx, &pb.NotifyRequest{BackendId: k.id, CheckpointId: checkpointID})
-	return wireErrors.FromStatus(err)
+	return convert.Errors.FromStatus(err)
 }
 
 func (k *keyedClient) NotifyCheckpointAborted(ctx context.Context, checkpointID int64) error {
 	_, err := k.c.NotifyCheckpointAborted(ctx, &pb.NotifyRequest{BackendId: k.id, CheckpointId: checkpointID})
-	return wireErrors.FromStatus(err)
+	return convert.Errors.FromStatus(err)
 }
 
 func (k *keyedClient) Close() error {
@@ -158,7 +159,7 @@ func (k *keyedClient) Close() error {
 		k.pipe = nil
 	}
 	_, err := k.c.CloseKeyedBackend(ctx, &pb.BackendRequest{BackendId: k.id})
-	return wireErrors.FromStatus(err)
+	return convert.Errors.FromStatus(err)
 }
 
 // snapshotClient is an sdk.Snapshot living in a plugin process under id.

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
+	"github.com/flowstate/flowstate/sdk/internal/demux"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -28,7 +29,7 @@ func (k pipelinedKeyedClient) StartWrite(ctx context.Context, mutations []sdk.Mu
 	var msgs []*pb.PipelineRequest
 	for len(mutations) > 0 {
 		n := wire.BatchEndAt(mutations, writeMessageBytes, func(m sdk.Mutation) int { return len(m.Key) + len(m.Value) })
-		w := &pb.WriteRequest{BackendId: k.id, Packed: packMutations(mutations[:n])}
+		w := &pb.WriteRequest{BackendId: k.id, Packed: convert.PackMutations(mutations[:n])}
 		msgs = append(msgs, &pb.PipelineRequest{BackendId: k.id, Op: &pb.PipelineRequest_Write{Write: w}})
 		mutations = mutations[n:]
 	}
@@ -76,32 +77,27 @@ func (k pipelinedKeyedClient) getAfterWrites(ctx context.Context, keys [][]byte)
 // send sends msgs as one operation and returns it; an operation of no messages is done.
 // A send that a plugin holds up (it reads nothing more) ends when ctx does, and breaks
 // the pipeline: the operations in it fail.
-func (k pipelinedKeyedClient) send(ctx context.Context, msgs []*pb.PipelineRequest) *pipelineOp {
-	op := &pipelineOp{answers: len(msgs), result: make(chan struct{})}
+func (k pipelinedKeyedClient) send(ctx context.Context, msgs []*pb.PipelineRequest) pipelineOp {
 	if len(msgs) == 0 {
-		close(op.result)
-		return op
+		return pipelineOp{}
 	}
 	p, err := k.pipeline()
 	if err != nil {
-		op.err = err
-		close(op.result)
-		return op
+		return pipelineOp{err: err}
 	}
-	p.mu.Lock()
-	if p.err != nil {
-		op.err = p.err
-		p.mu.Unlock()
-		close(op.result)
-		return op
+	if err := p.answers.Err(); err != nil {
+		return pipelineOp{err: err}
 	}
-	p.waiting = append(p.waiting, op)
-	p.mu.Unlock()
+	// The plugin answers every message, in order: one call per message, under one key.
+	op := pipelineOp{calls: make([]demux.Call[*pb.PipelineResponse], len(msgs))}
+	for i := range msgs {
+		op.calls[i] = p.answers.Expect(0)
+	}
 	stop := context.AfterFunc(ctx, p.cancel)
 	defer stop()
 	for _, m := range msgs {
 		if err := p.st.Send(m); err != nil {
-			break // the stream is broken: receive fails every waiting operation
+			break // the stream is broken: its end fails every waiting call
 		}
 	}
 	return op
@@ -116,10 +112,15 @@ func (k pipelinedKeyedClient) pipeline() (*pipeline, error) {
 	st, err := k.c.Pipeline(ctx)
 	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("keyed backend %d: open pipeline: %w", k.id, wireErrors.FromStatus(err))
+		return nil, fmt.Errorf("keyed backend %d: open pipeline: %w", k.id, convert.Errors.FromStatus(err))
 	}
-	p := &pipeline{st: st, cancel: cancel, done: make(chan struct{})}
-	go p.receive()
+	p := &pipeline{st: st, cancel: cancel, answers: demux.New[*pb.PipelineResponse]()}
+	go p.answers.Receive(st.Recv, func(*pb.PipelineResponse) (uint64, bool) { return 0, true }, func(err error) error {
+		if errors.Is(err, io.EOF) {
+			return errors.New("the plugin ended the pipeline")
+		}
+		return convert.Errors.FromStatus(err)
+	})
 	k.pipe = p
 	return p, nil
 }
@@ -127,87 +128,47 @@ func (k pipelinedKeyedClient) pipeline() (*pipeline, error) {
 // pipeline is the host's end of a Pipeline stream: the operations sent and not yet
 // answered wait in order for their answers.
 type pipeline struct {
-	st     pb.StateBackend_PipelineClient
-	cancel context.CancelFunc
-	done   chan struct{} // closed when receive ends
-
-	mu      sync.Mutex
-	waiting []*pipelineOp // oldest first
-	err     error         // why the stream ended; set before done closes
+	st      pb.StateBackend_PipelineClient
+	cancel  context.CancelFunc
+	answers *demux.Demux[*pb.PipelineResponse] // the plugin answers in order: one key
 }
 
-// pipelineOp is one operation on a pipeline: it waits for answers more answers; result is
-// closed once err and get are final.
+// pipelineOp is one operation on a pipeline: a call for each of its messages, or the error
+// that kept it from being sent.
 type pipelineOp struct {
-	answers int
-	err     error
-	get     *pb.GetResponse
-	result  chan struct{}
+	calls []demux.Call[*pb.PipelineResponse]
+	err   error
 }
 
-// wait returns the operation's outcome, or ctx's error when ctx ends first.
-func (op *pipelineOp) wait(ctx context.Context) (*pb.GetResponse, error) {
-	select {
-	case <-op.result:
-		return op.get, op.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+// wait returns the operation's outcome once every message is answered: the error of the
+// first answer that failed, and the Get answer of the last; or ctx's error when ctx ends
+// first, or the pipeline's when it ends first.
+func (op pipelineOp) wait(ctx context.Context) (*pb.GetResponse, error) {
+	if op.err != nil {
+		return nil, op.err
 	}
-}
-
-// receive hands each answer to the oldest operation waiting for it, until the stream
-// ends; then it fails every operation still waiting.
-func (p *pipeline) receive() {
-	defer close(p.done)
-	for {
-		resp, err := p.st.Recv()
+	var get *pb.GetResponse
+	var failed error
+	for _, c := range op.calls {
+		resp, err := c.Wait(ctx)
 		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the plugin ended the pipeline")
-			} else {
-				err = wireErrors.FromStatus(err)
-			}
-			p.mu.Lock()
-			p.err = err
-			waiting := p.waiting
-			p.waiting = nil
-			p.mu.Unlock()
-			for _, op := range waiting {
-				op.err = err
-				close(op.result)
-			}
-			return
+			return nil, err
 		}
-		p.mu.Lock()
-		if len(p.waiting) == 0 {
-			p.mu.Unlock()
-			continue // an answer nobody asked for: cannot happen with a well-behaved plugin
+		if failed == nil {
+			failed = convert.Errors.FromProto(resp.Error)
 		}
-		op := p.waiting[0]
-		if op.err == nil {
-			op.err = wireErrors.FromProto(resp.Error)
-		}
-		op.get = resp.Get
-		op.answers--
-		finished := op.answers == 0
-		if finished {
-			p.waiting[0] = nil
-			p.waiting = p.waiting[1:]
-		}
-		p.mu.Unlock()
-		if finished {
-			close(op.result)
-		}
+		get = resp.Get
 	}
+	return get, failed
 }
 
 // close half-closes the stream, waits for the plugin to end it, and releases it.
 func (p *pipeline) close(ctx context.Context) {
 	_ = p.st.CloseSend()
 	select {
-	case <-p.done:
+	case <-p.answers.Done():
 	case <-ctx.Done():
 	}
 	p.cancel()
-	<-p.done
+	<-p.answers.Done()
 }

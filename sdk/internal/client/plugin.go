@@ -1,6 +1,6 @@
 // Package client is the host end of Flowstate's plugin protocol: gRPC clients that hand a
 // host the sdk's interfaces (sdk.StateBackend, sdk.CheckpointStorage and what they create)
-// for a plugin served in another process by sdk.Serve. Package sdk/host starts plugins and
+// for a plugin served in another process by server.Serve. Package sdk/host starts plugins and
 // uses it; plugin binaries never link it.
 package client
 
@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 )
 
@@ -23,7 +24,7 @@ type Plugin struct {
 
 // GRPCServer fails: a host never serves a plugin.
 func (Plugin) GRPCServer(*plugin.GRPCBroker, *grpc.Server) error {
-	return errors.New("flowstate host: the host end serves nothing (plugins call sdk.Serve)")
+	return errors.New("flowstate host: the host end serves nothing (plugins call server.Serve)")
 }
 
 // GRPCClient returns the host's client of the plugin's services on c; ctx ends when the
@@ -53,7 +54,7 @@ func (c *Remote) Done() <-chan struct{} { return c.done }
 func (c *Remote) Describe(ctx context.Context) (sdk.PluginInfo, []sdk.Kind, []int, error) {
 	r, err := c.info.Describe(ctx, &pb.Empty{})
 	if err != nil {
-		return sdk.PluginInfo{}, nil, nil, wireErrors.FromStatus(err)
+		return sdk.PluginInfo{}, nil, nil, convert.Errors.FromStatus(err)
 	}
 	vs := make([]int, len(r.ProtocolVersions))
 	for i, v := range r.ProtocolVersions {
@@ -69,7 +70,7 @@ func (c *Remote) Describe(ctx context.Context) (sdk.PluginInfo, []sdk.Kind, []in
 // Configure calls the plugin's Configure.
 func (c *Remote) Configure(ctx context.Context, opts sdk.Options) error {
 	_, err := c.info.Configure(ctx, &pb.ConfigureRequest{Options: opts})
-	return wireErrors.FromStatus(err)
+	return convert.Errors.FromStatus(err)
 }
 
 // StateBackend returns the plugin's state backend, described by info.

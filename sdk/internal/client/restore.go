@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -18,10 +19,10 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 	defer cancel()
 	st, err := c.Restore(ctx)
 	if err != nil {
-		return wireErrors.FromStatus(err)
+		return convert.Errors.FromStatus(err)
 	}
 	// Send errors show up as the error of the next Recv.
-	_ = st.Send(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Start{Start: &pb.RestoreStart{BackendId: id, Handles: keyedHandlesToProto(handles)}}})
+	_ = st.Send(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Start{Start: &pb.RestoreStart{BackendId: id, Handles: convert.KeyedHandlesToProto(handles)}}})
 	readers := map[uint64]*aheadReader{}
 	defer func() {
 		for _, r := range readers {
@@ -35,12 +36,12 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 			return errors.New("restore: the plugin ended it without a result")
 		}
 		if err != nil {
-			return wireErrors.FromStatus(err)
+			return convert.Errors.FromStatus(err)
 		}
 		switch x := m.Msg.(type) {
 		case *pb.RestorePluginMessage_Open:
 			rid := x.Open.ReadId
-			h := streamHandleFromProto(x.Open.Handle)
+			h := convert.StreamHandleFromProto(x.Open.Handle)
 			if path := localPath(ctx, state, h, x.Open.LocalOk); path != "" {
 				reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Opened{Opened: &pb.ReadOpened{ReadId: rid, LocalPath: path}}})
 				continue
@@ -54,16 +55,16 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 			if err == nil {
 				readers[rid] = readAhead(ctx, rc)
 			}
-			reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Opened{Opened: &pb.ReadOpened{ReadId: rid, Error: wireErrors.ToProto(err)}}})
+			reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Opened{Opened: &pb.ReadOpened{ReadId: rid, Error: convert.Errors.ToProto(err)}}})
 		case *pb.RestorePluginMessage_Next:
 			rid := x.Next.ReadId
 			d := &pb.ReadData{ReadId: rid}
 			if r := readers[rid]; r == nil {
-				d.Error = wireErrors.ToProto(fmt.Errorf("state read %d is not open: %w", rid, sdk.ErrInvalidArgument))
+				d.Error = convert.Errors.ToProto(fmt.Errorf("state read %d is not open: %w", rid, sdk.ErrInvalidArgument))
 			} else if c, ok := <-r.chunks; !ok {
 				d.Eof = true
 			} else {
-				d.Data, d.Eof, d.Error = c.data, c.eof, wireErrors.ToProto(c.err)
+				d.Data, d.Eof, d.Error = c.data, c.eof, convert.Errors.ToProto(c.err)
 			}
 			reply(&pb.RestoreHostMessage{Msg: &pb.RestoreHostMessage_Data{Data: d}})
 		case *pb.RestorePluginMessage_Close:
@@ -78,7 +79,7 @@ func restoreOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint64, ha
 					break
 				}
 			}
-			return wireErrors.FromProto(x.Done.Error)
+			return convert.Errors.FromProto(x.Done.Error)
 		}
 	}
 }

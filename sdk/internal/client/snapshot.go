@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 )
 
@@ -17,7 +18,7 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 	defer cancel()
 	st, err := c.SnapshotWrite(ctx)
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	// Send errors show up as the error of the next Recv.
 	_ = st.Send(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Start{Start: &pb.SnapshotWriteStart{SnapshotId: id}}})
@@ -38,15 +39,15 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 			return nil, errors.New("snapshot write: the plugin ended it without a result")
 		}
 		if err != nil {
-			return nil, wireErrors.FromStatus(err)
+			return nil, convert.Errors.FromStatus(err)
 		}
 		switch x := m.Msg.(type) {
 		case *pb.SnapshotWritePluginMessage_Open:
 			sid := x.Open.StreamId
 			if x.Open.LocalOk {
-				path, err := files.create(ctx, sid, scopeFromProto(x.Open.Scope))
+				path, err := files.create(ctx, sid, convert.ScopeFromProto(x.Open.Scope))
 				if err != nil || path != "" {
-					reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Opened{Opened: &pb.StreamOpened{StreamId: sid, Error: wireErrors.ToProto(err), LocalPath: path}}})
+					reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Opened{Opened: &pb.StreamOpened{StreamId: sid, Error: convert.Errors.ToProto(err), LocalPath: path}}})
 					continue
 				}
 			}
@@ -54,12 +55,12 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 			if streams == nil {
 				err = fmt.Errorf("snapshot write: no stream factory given: %w", sdk.ErrInvalidArgument)
 			} else {
-				out, err = streams.CreateCheckpointStateOutputStream(ctx, scopeFromProto(x.Open.Scope))
+				out, err = streams.CreateCheckpointStateOutputStream(ctx, convert.ScopeFromProto(x.Open.Scope))
 			}
 			if err == nil {
 				open[sid] = out
 			}
-			reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Opened{Opened: &pb.StreamOpened{StreamId: sid, Error: wireErrors.ToProto(err)}}})
+			reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Opened{Opened: &pb.StreamOpened{StreamId: sid, Error: convert.Errors.ToProto(err)}}})
 		case *pb.SnapshotWritePluginMessage_Chunk:
 			sid := x.Chunk.StreamId
 			out := open[sid]
@@ -70,7 +71,7 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 				_ = out.Close()
 				delete(open, sid)
 				failed[sid] = err
-				reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Failed{Failed: &pb.StreamFailed{StreamId: sid, Error: wireErrors.ToProto(err)}}})
+				reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Failed{Failed: &pb.StreamFailed{StreamId: sid, Error: convert.Errors.ToProto(err)}}})
 			}
 		case *pb.SnapshotWritePluginMessage_Close:
 			sid := x.Close.StreamId
@@ -82,9 +83,9 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 				closed := &pb.StreamClosed{StreamId: sid}
 				h, err := files.factory.PublishLocalStateFile(ctx, f.path, f.scope, x.Close.Size, x.Close.Checksum)
 				if err != nil {
-					closed.Error = wireErrors.ToProto(err)
+					closed.Error = convert.Errors.ToProto(err)
 				} else {
-					closed.Handle = streamHandleToProto(h)
+					closed.Handle = convert.StreamHandleToProto(h)
 				}
 				reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Closed{Closed: closed}})
 				continue
@@ -104,14 +105,14 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 			case out != nil:
 				h, err := out.CloseAndGetHandle(ctx)
 				if err != nil {
-					closed.Error = wireErrors.ToProto(err)
+					closed.Error = convert.Errors.ToProto(err)
 				} else {
-					closed.Handle = streamHandleToProto(h)
+					closed.Handle = convert.StreamHandleToProto(h)
 				}
 			case ferr != nil:
-				closed.Error = wireErrors.ToProto(ferr)
+				closed.Error = convert.Errors.ToProto(ferr)
 			default:
-				closed.Error = wireErrors.ToProto(fmt.Errorf("state stream %d is not open: %w", sid, sdk.ErrInvalidArgument))
+				closed.Error = convert.Errors.ToProto(fmt.Errorf("state stream %d is not open: %w", sid, sdk.ErrInvalidArgument))
 			}
 			reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Closed{Closed: closed}})
 		case *pb.SnapshotWritePluginMessage_Done:
@@ -121,10 +122,10 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 					break
 				}
 			}
-			if err := wireErrors.FromProto(x.Done.Error); err != nil {
+			if err := convert.Errors.FromProto(x.Done.Error); err != nil {
 				return nil, err
 			}
-			return keyedHandlesFromProto(x.Done.Handles), nil
+			return convert.KeyedHandlesFromProto(x.Done.Handles), nil
 		}
 	}
 }

@@ -9,8 +9,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
+	"github.com/flowstate/flowstate/sdk/optional"
 )
 
 // storageClient is an sdk.CheckpointStorage served by a plugin process.
@@ -28,43 +30,28 @@ func (s *storageClient) Configure(ctx context.Context, opts sdk.Options) error {
 func (s *storageClient) ResolveCheckpoint(ctx context.Context, externalPointer string) (sdk.CompletedCheckpointStorageLocation, error) {
 	r, err := s.rpc.storage.ResolveCheckpoint(ctx, &pb.ResolveCheckpointRequest{ExternalPointer: externalPointer})
 	if err != nil {
-		return sdk.CompletedCheckpointStorageLocation{}, wireErrors.FromStatus(err)
+		return sdk.CompletedCheckpointStorageLocation{}, convert.Errors.FromStatus(err)
 	}
-	return completedFromProto(r), nil
+	return convert.CompletedFromProto(r), nil
 }
 
 func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID string) (sdk.CheckpointStorageAccess, error) {
 	r, err := s.rpc.storage.CreateAccess(ctx, &pb.CreateAccessRequest{JobId: jobID})
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	a := &accessClient{c: s.rpc.storage, done: s.rpc.done, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation, locates: r.LocatesLocalState}
-	return withOptionalInterfaces(a, r.ListsSharedState, r.StoresLease), nil
-}
-
-// withOptionalInterfaces returns a, extended with the optional interfaces its plugin access
-// implements: sdk.SharedStateLister when lists, sdk.LeaseStore when leases. A type assertion on
-// the result then answers what it would answer on the plugin's access.
-func withOptionalInterfaces(a *accessClient, lists, leases bool) sdk.CheckpointStorageAccess {
-	switch {
-	case lists && leases:
-		return struct {
-			*accessClient
-			sharedListerClient
-			leaseStoreClient
-		}{a, sharedListerClient{a}, leaseStoreClient{a}}
-	case lists:
-		return struct {
-			*accessClient
-			sharedListerClient
-		}{a, sharedListerClient{a}}
-	case leases:
-		return struct {
-			*accessClient
-			leaseStoreClient
-		}{a, leaseStoreClient{a}}
+	// The access always locates (LocalStatePath answers "" for a plugin access that does
+	// not), and lists and leases exactly when the plugin's access does: a type assertion
+	// on the result answers what it would answer on the plugin's access.
+	with := optional.AccessInterfaces{Locator: a}
+	if r.ListsSharedState {
+		with.Lister = sharedListerClient{a}
 	}
-	return a
+	if r.StoresLease {
+		with.Lease = leaseStoreClient{a}
+	}
+	return optional.Access(a, with), nil
 }
 
 // accessClient is an sdk.CheckpointStorageAccess living in a plugin process under id. Its
@@ -85,13 +72,13 @@ func (a *accessClient) HasDefaultSavepointLocation() bool { return a.defaultSave
 
 func (a *accessClient) InitializeBaseLocationsForCheckpoint(ctx context.Context) error {
 	_, err := a.c.InitializeBaseLocations(ctx, &pb.AccessRequest{AccessId: a.id})
-	return wireErrors.FromStatus(err)
+	return convert.Errors.FromStatus(err)
 }
 
 func (a *accessClient) InitializeLocationForCheckpoint(ctx context.Context, checkpointID int64) (sdk.CheckpointStorageLocation, error) {
 	r, err := a.c.InitializeCheckpointLocation(ctx, &pb.InitializeCheckpointLocationRequest{AccessId: a.id, CheckpointId: checkpointID})
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	return newLocationClient(a.c, r), nil
 }
@@ -99,7 +86,7 @@ func (a *accessClient) InitializeLocationForCheckpoint(ctx context.Context, chec
 func (a *accessClient) InitializeLocationForSavepoint(ctx context.Context, checkpointID int64, target string) (sdk.CheckpointStorageLocation, error) {
 	r, err := a.c.InitializeSavepointLocation(ctx, &pb.InitializeSavepointLocationRequest{AccessId: a.id, CheckpointId: checkpointID, Target: target})
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	return newLocationClient(a.c, r), nil
 }
@@ -107,23 +94,19 @@ func (a *accessClient) InitializeLocationForSavepoint(ctx context.Context, check
 func (a *accessClient) ListCompletedCheckpoints(ctx context.Context) ([]sdk.CompletedCheckpointStorageLocation, error) {
 	r, err := a.c.ListCompletedCheckpoints(ctx, &pb.AccessRequest{AccessId: a.id})
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
-	out := make([]sdk.CompletedCheckpointStorageLocation, len(r.Locations))
-	for i, l := range r.Locations {
-		out[i] = completedFromProto(l)
-	}
-	return out, nil
+	return convert.CompletedLocationsFromProto(r.Locations), nil
 }
 
 // OpenState returns the bytes of h as the plugin streams them; an error opening h is
 // returned here, not by the first Read.
 func (a *accessClient) OpenState(ctx context.Context, h sdk.StreamStateHandle) (io.ReadCloser, error) {
 	ctx, cancel := context.WithCancel(ctx)
-	st, err := a.c.OpenState(ctx, &pb.OpenStateRequest{AccessId: a.id, Handle: streamHandleToProto(h)})
+	st, err := a.c.OpenState(ctx, &pb.OpenStateRequest{AccessId: a.id, Handle: convert.StreamHandleToProto(h)})
 	if err != nil {
 		cancel()
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	first, err := st.Recv()
 	if err != nil {
@@ -131,7 +114,7 @@ func (a *accessClient) OpenState(ctx context.Context, h sdk.StreamStateHandle) (
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("opening state %q: the plugin sent nothing", h.Ref)
 		}
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	return &stateReaderClient{st: st, cancel: cancel, buf: first.Data}, nil
 }
@@ -139,12 +122,8 @@ func (a *accessClient) OpenState(ctx context.Context, h sdk.StreamStateHandle) (
 func (a *accessClient) DiscardState(ctx context.Context, handles []sdk.StreamStateHandle) error {
 	for len(handles) > 0 {
 		n := wire.BatchEnd(handles, func(h sdk.StreamStateHandle) int { return len(h.Ref) + len(h.Inline) + 24 })
-		batch := make([]*pb.StreamStateHandle, n)
-		for i, h := range handles[:n] {
-			batch[i] = streamHandleToProto(h)
-		}
-		if _, err := a.c.DiscardState(ctx, &pb.DiscardStateRequest{AccessId: a.id, Handles: batch}); err != nil {
-			return wireErrors.FromStatus(err)
+		if _, err := a.c.DiscardState(ctx, &pb.DiscardStateRequest{AccessId: a.id, Handles: convert.StreamHandlesToProto(handles[:n])}); err != nil {
+			return convert.Errors.FromStatus(err)
 		}
 		handles = handles[n:]
 	}
@@ -152,15 +131,15 @@ func (a *accessClient) DiscardState(ctx context.Context, handles []sdk.StreamSta
 }
 
 func (a *accessClient) DisposeCheckpoint(ctx context.Context, loc sdk.CompletedCheckpointStorageLocation) error {
-	_, err := a.c.DisposeCheckpoint(ctx, &pb.DisposeCheckpointRequest{AccessId: a.id, Location: completedToProto(loc)})
-	return wireErrors.FromStatus(err)
+	_, err := a.c.DisposeCheckpoint(ctx, &pb.DisposeCheckpointRequest{AccessId: a.id, Location: convert.CompletedToProto(loc)})
+	return convert.Errors.FromStatus(err)
 }
 
 func (a *accessClient) Close() error {
 	ctx, cancel := closeContext(a.done)
 	defer cancel()
 	_, err := a.c.CloseAccess(ctx, &pb.AccessRequest{AccessId: a.id})
-	return wireErrors.FromStatus(err)
+	return convert.Errors.FromStatus(err)
 }
 
 // stateReaderClient reads the chunks of an OpenState stream.
@@ -181,7 +160,7 @@ func (r *stateReaderClient) Read(p []byte) (int, error) {
 		case errors.Is(err, io.EOF):
 			r.err = io.EOF
 		case err != nil:
-			r.err = wireErrors.FromStatus(err)
+			r.err = convert.Errors.FromStatus(err)
 		default:
 			r.buf = m.Data
 		}
@@ -210,7 +189,7 @@ func (l *locationClient) LocationReference() string { return l.ref }
 
 func (l *locationClient) DisposeOnFailure(ctx context.Context) error {
 	_, err := l.c.DisposeOnFailure(ctx, &pb.LocationRequest{LocationId: l.id})
-	return wireErrors.FromStatus(err)
+	return convert.Errors.FromStatus(err)
 }
 
 // CreateCheckpointStateOutputStream opens a client stream to the plugin that lives as
@@ -221,13 +200,13 @@ func (l *locationClient) CreateCheckpointStateOutputStream(ctx context.Context, 
 	st, err := l.c.WriteState(ctx)
 	if err != nil {
 		cancel()
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	out := &uploadStream[pb.WriteStateMessage, pb.StreamStateHandle]{st: st, cancel: cancel}
 	out.w.Send = func(b []byte) error {
 		return out.send(&pb.WriteStateMessage{Msg: &pb.WriteStateMessage_Chunk{Chunk: b}})
 	}
-	if err := out.send(&pb.WriteStateMessage{Msg: &pb.WriteStateMessage_Open{Open: &pb.WriteStateOpen{LocationId: l.id, Scope: scopeToProto(scope)}}}); err != nil {
+	if err := out.send(&pb.WriteStateMessage{Msg: &pb.WriteStateMessage_Open{Open: &pb.WriteStateOpen{LocationId: l.id, Scope: convert.ScopeToProto(scope)}}}); err != nil {
 		out.abort()
 		return nil, err
 	}
@@ -241,7 +220,7 @@ func (l *locationClient) CreateMetadataOutputStream(ctx context.Context) (sdk.Me
 	st, err := l.c.WriteMetadata(ctx)
 	if err != nil {
 		cancel()
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	out := &uploadStream[pb.WriteMetadataMessage, pb.CompletedLocation]{st: st, cancel: cancel}
 	out.w.Send = func(b []byte) error {
@@ -273,12 +252,12 @@ func (u *uploadStream[Req, Res]) send(m *Req) error {
 	if errors.Is(err, io.EOF) {
 		// The plugin ended the call: its status says why.
 		_, rerr := u.st.CloseAndRecv()
-		err = wireErrors.FromStatus(rerr)
+		err = convert.Errors.FromStatus(rerr)
 		if err == nil {
 			err = errors.New("the plugin ended the stream early")
 		}
 	} else if err != nil {
-		err = wireErrors.FromStatus(err)
+		err = convert.Errors.FromStatus(err)
 	}
 	if err != nil {
 		u.err = err
@@ -314,7 +293,7 @@ func (u *uploadStream[Req, Res]) finish(ctx context.Context) (*Res, error) {
 	defer u.cancel()
 	r, err := u.st.CloseAndRecv()
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	return r, nil
 }
@@ -336,7 +315,7 @@ func (s *stateOutClient) CloseAndGetHandle(ctx context.Context) (sdk.StreamState
 	if err != nil {
 		return sdk.StreamStateHandle{}, err
 	}
-	return streamHandleFromProto(h), nil
+	return convert.StreamHandleFromProto(h), nil
 }
 
 func (s *stateOutClient) Close() error {
@@ -354,7 +333,7 @@ func (m *metadataOutClient) CloseAndFinalize(ctx context.Context) (sdk.Completed
 	if err != nil {
 		return sdk.CompletedCheckpointStorageLocation{}, err
 	}
-	return completedFromProto(c), nil
+	return convert.CompletedFromProto(c), nil
 }
 
 func (m *metadataOutClient) Close() error {
@@ -363,7 +342,7 @@ func (m *metadataOutClient) Close() error {
 }
 
 // sharedListerClient is the SharedStateLister of an accessClient whose plugin access
-// implements it (see withOptionalInterfaces).
+// implements it (see CreateCheckpointStorage).
 type sharedListerClient struct {
 	a *accessClient
 }
@@ -374,7 +353,7 @@ func (l sharedListerClient) ListSharedState(ctx context.Context) ([]sdk.StreamSt
 	defer cancel()
 	st, err := l.a.c.ListSharedState(ctx, &pb.AccessRequest{AccessId: l.a.id})
 	if err != nil {
-		return nil, wireErrors.FromStatus(err)
+		return nil, convert.Errors.FromStatus(err)
 	}
 	var out []sdk.StreamStateHandle
 	for {
@@ -383,16 +362,14 @@ func (l sharedListerClient) ListSharedState(ctx context.Context) ([]sdk.StreamSt
 			return out, nil
 		}
 		if err != nil {
-			return nil, wireErrors.FromStatus(err)
+			return nil, convert.Errors.FromStatus(err)
 		}
-		for _, h := range r.Handles {
-			out = append(out, streamHandleFromProto(h))
-		}
+		out = append(out, convert.StreamHandlesFromProto(r.Handles)...)
 	}
 }
 
 // leaseStoreClient is the LeaseStore of an accessClient whose plugin access implements it
-// (see withOptionalInterfaces).
+// (see CreateCheckpointStorage).
 type leaseStoreClient struct {
 	a *accessClient
 }
@@ -401,16 +378,16 @@ type leaseStoreClient struct {
 func (l leaseStoreClient) ReadLease(ctx context.Context) (sdk.LeaseRecord, error) {
 	r, err := l.a.c.ReadLease(ctx, &pb.AccessRequest{AccessId: l.a.id})
 	if err != nil {
-		return sdk.LeaseRecord{}, wireErrors.FromStatus(err)
+		return sdk.LeaseRecord{}, convert.Errors.FromStatus(err)
 	}
-	return sdk.LeaseRecord{Data: r.Data, Version: r.Version}, nil
+	return convert.LeaseFromProto(r), nil
 }
 
 // WriteLease implements sdk.LeaseStore over the WriteLease RPC.
 func (l leaseStoreClient) WriteLease(ctx context.Context, data []byte, ifVersion string) (string, error) {
 	r, err := l.a.c.WriteLease(ctx, &pb.WriteLeaseRequest{AccessId: l.a.id, Data: data, IfVersion: ifVersion})
 	if err != nil {
-		return "", wireErrors.FromStatus(err)
+		return "", convert.Errors.FromStatus(err)
 	}
 	return r.Version, nil
 }
@@ -421,9 +398,9 @@ func (a *accessClient) LocalStatePath(ctx context.Context, h sdk.StreamStateHand
 	if !a.locates || h.Ref == "" {
 		return "", nil
 	}
-	r, err := a.c.LocalStatePath(ctx, &pb.LocalStatePathRequest{AccessId: a.id, Handle: streamHandleToProto(h)})
+	r, err := a.c.LocalStatePath(ctx, &pb.LocalStatePathRequest{AccessId: a.id, Handle: convert.StreamHandleToProto(h)})
 	if err != nil {
-		return "", wireErrors.FromStatus(err)
+		return "", convert.Errors.FromStatus(err)
 	}
 	return r.Path, nil
 }

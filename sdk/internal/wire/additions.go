@@ -26,6 +26,6 @@ type Additions struct {
 var Current = Additions{Pipeline: true, ReadsAhead: true, LocalReads: true, LocalWrites: true, AccessInterfaces: true}
 
 // Announced is what the plugin end of this process announces: Current, unless the main
-// function of one of the SDK's test plugins sets it, before sdk.Serve, to play a plugin
+// function of one of the SDK's test plugins sets it, before server.Serve, to play a plugin
 // built before some additions (memprev announces none: the previous protocol).
 var Announced = Current

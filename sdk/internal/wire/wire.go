@@ -1,5 +1,5 @@
 // Package wire holds what the two ends of Flowstate's plugin protocol share without
-// naming the sdk's types: the plugin end (package sdk, which Serve runs) and the host end
+// naming the sdk's types: the plugin end (sdk/server, which Serve runs) and the host end
 // (package sdk/internal/client, which sdk/host uses). It has the protocol's names and
 // sizes, the handshake, the id tables of objects a plugin serves, batching and chunking,
 // the packing of mutations, the error codec and the checksum of state streams. Neither end
@@ -12,6 +12,11 @@ import (
 )
 
 const (
+	// ProtocolVersion is the version of the plugin protocol this SDK speaks: what the
+	// server offers and the host speaks by default (exported as host.ProtocolVersion).
+	// Hosts keep speaking earlier versions alongside newer ones (docs/plugin-authors.md,
+	// section 10).
+	ProtocolVersion = 1
 	// PluginName is the name of Flowstate's plugin in go-plugin's plugin sets.
 	PluginName = "flowstate"
 	// ChunkSize is the size of the chunks byte streams are cut into.

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
 // Option keys of the S3 file system. In a job's configuration they are written below the
@@ -127,7 +128,7 @@ func S3ConfigFromOptions(opts sdk.Options, getenv func(string) string) (S3Config
 	}
 
 	if v := strings.TrimSpace(opts[OptionS3PartSize]); v != "" {
-		n, err := sdk.ParseSize(v)
+		n, err := bytesize.Parse(v)
 		if err == nil && (n < MinS3PartSize || n > MaxS3PartSize) {
 			err = fmt.Errorf("part size %d bytes out of range [5 MiB, 5 GiB]: %w", n, sdk.ErrInvalidArgument)
 		}

@@ -2,8 +2,8 @@
 package main
 
 import (
-	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/internal/testplugins/memstore"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
-func main() { sdk.Serve(memstore.NewStorageOnly()) }
+func main() { server.Serve(memstore.NewStorageOnly()) }

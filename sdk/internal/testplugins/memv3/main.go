@@ -3,10 +3,10 @@
 package main
 
 import (
-	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/internal/testplugins/memstore"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
 func main() {
-	sdk.Serve(memstore.New(), sdk.ServeOpts{ProtocolVersions: []int{3}})
+	server.Serve(memstore.New(), server.WithProtocolVersions(3))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/internal/testplugins/memstore"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
 func main() {
@@ -23,5 +24,5 @@ func main() {
 			time.Sleep(time.Millisecond)
 		}
 	}()
-	sdk.Serve(memstore.New())
+	server.Serve(memstore.New())
 }

@@ -12,9 +12,9 @@ import (
 	"os"
 	"strings"
 
-	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/internal/testplugins/ref"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
+	"github.com/flowstate/flowstate/sdk/server"
 )
 
 func main() {
@@ -37,8 +37,5 @@ func main() {
 		}
 	}
 	wire.Announced = a
-	// Written as a plugin of the previous release was: with ServeWithOptions, which stays
-	// for one release (the stability promise).
-	//lint:ignore SA1019 the previous release's name is the point
-	sdk.ServeWithOptions(ref.NewPlugin(), sdk.ServeOpts{ProtocolVersions: []int{1}})
+	server.Serve(ref.NewPlugin(), server.WithProtocolVersions(1))
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package sdk
+package server
 
 // nameProcess: the process keeps the name its host gave it.
 func nameProcess() {}

@@ -1,4 +1,4 @@
-package sdk
+package server
 
 import (
 	"context"
@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -34,9 +36,9 @@ func newMapState() *mapState {
 	return &mapState{m: map[string]string{}, blocked: make(chan struct{}), release: make(chan struct{})}
 }
 
-func (s *mapState) PluginInfo() PluginInfo                   { return PluginInfo{Name: "map", Version: "0"} }
-func (s *mapState) Configure(context.Context, Options) error { return nil }
-func (s *mapState) CreateKeyedStateBackend(context.Context, KeyedBackendParams) (KeyedStateBackend, error) {
+func (s *mapState) PluginInfo() sdk.PluginInfo                   { return sdk.PluginInfo{Name: "map", Version: "0"} }
+func (s *mapState) Configure(context.Context, sdk.Options) error { return nil }
+func (s *mapState) CreateKeyedStateBackend(context.Context, sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
 	return mapKeyed{s}, nil
 }
 
@@ -48,7 +50,7 @@ func (s *mapState) record(call string) {
 
 type mapKeyed struct{ s *mapState }
 
-func (k mapKeyed) Write(_ context.Context, muts []Mutation) error {
+func (k mapKeyed) Write(_ context.Context, muts []sdk.Mutation) error {
 	k.s.record("write " + string(muts[0].Value))
 	if string(muts[0].Value) == "block" {
 		close(k.s.blocked)
@@ -78,12 +80,14 @@ func (k mapKeyed) Get(_ context.Context, keys [][]byte) ([][]byte, error) {
 	return out, nil
 }
 
-func (mapKeyed) Scan(context.Context, []byte, []byte, int) ([]KV, error) { return nil, ErrUnsupported }
-func (mapKeyed) Snapshot(context.Context, SnapshotOptions) (Snapshot, error) {
-	return nil, ErrUnsupported
+func (mapKeyed) Scan(context.Context, []byte, []byte, int) ([]sdk.KV, error) {
+	return nil, sdk.ErrUnsupported
 }
-func (mapKeyed) Restore(context.Context, []KeyedStateHandle, StateReader) error {
-	return ErrUnsupported
+func (mapKeyed) Snapshot(context.Context, sdk.SnapshotOptions) (sdk.Snapshot, error) {
+	return nil, sdk.ErrUnsupported
+}
+func (mapKeyed) Restore(context.Context, []sdk.KeyedStateHandle, sdk.StateReader) error {
+	return sdk.ErrUnsupported
 }
 func (mapKeyed) NotifyCheckpointComplete(context.Context, int64) error { return nil }
 func (mapKeyed) NotifyCheckpointAborted(context.Context, int64) error  { return nil }
@@ -94,7 +98,7 @@ func (mapKeyed) Close() error                                          { return 
 func serveBackend(t *testing.T, srv pb.StateBackendServer) pb.StateBackendClient {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
-	g := grpc.NewServer(serverOptions(Logger())...)
+	g := grpc.NewServer(serverOptions(sdk.Logger())...)
 	pb.RegisterStateBackendServer(g, srv)
 	go func() { _ = g.Serve(lis) }()
 	t.Cleanup(g.Stop)
@@ -241,25 +245,25 @@ func TestPanicsFailTheCall(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "plugin panicked: no keyed backends today") || !strings.Contains(err.Error(), "CreateKeyedBackend") {
 		t.Fatalf("CreateKeyedBackend of a panicking plugin: %v", err)
 	}
-	if _, err := c.Get(ctx, &pb.GetRequest{BackendId: 7}); !errors.Is(wireErrors.FromStatus(err), ErrNotFound) {
-		t.Fatalf("a call after the panic: %v; want ErrNotFound for an unknown backend", err)
+	if _, err := c.Get(ctx, &pb.GetRequest{BackendId: 7}); !errors.Is(convert.Errors.FromStatus(err), sdk.ErrNotFound) {
+		t.Fatalf("a call after the panic: %v; want sdk.ErrNotFound for an unknown backend", err)
 	}
 }
 
 type panicState struct{ *mapState }
 
-func (panicState) CreateKeyedStateBackend(context.Context, KeyedBackendParams) (KeyedStateBackend, error) {
+func (panicState) CreateKeyedStateBackend(context.Context, sdk.KeyedBackendParams) (sdk.KeyedStateBackend, error) {
 	panic("no keyed backends today")
 }
 
 // countingKeyed is a keyed backend that only counts the mutations it is given.
 type countingKeyed struct {
-	KeyedStateBackend
+	sdk.KeyedStateBackend
 	n    int
 	last [2]byte // the last key (test keys are two bytes); a copy allocates nothing
 }
 
-func (k *countingKeyed) Write(_ context.Context, muts []Mutation) error {
+func (k *countingKeyed) Write(_ context.Context, muts []sdk.Mutation) error {
 	k.n += len(muts)
 	copy(k.last[:], muts[len(muts)-1].Key)
 	return nil

@@ -1,13 +1,13 @@
-package sdk
+package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"sync"
 
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -15,87 +15,49 @@ import (
 // SnapshotWrite runs Snapshot.Write in the plugin. The streams the snapshot writes to live
 // on the host: see hostStreams.
 func (s *backendServer) SnapshotWrite(st pb.StateBackend_SnapshotWriteServer) error {
-	first, err := st.Recv()
+	start, err := receiveFirst(st.Recv, func(m *pb.SnapshotWriteHostMessage) (*pb.SnapshotWriteStart, bool) {
+		return m.GetStart(), m.GetStart() != nil
+	}, "snapshot write", "a start")
 	if err != nil {
 		return err
 	}
-	start := first.GetStart()
-	if start == nil {
-		return fmt.Errorf("snapshot write: the first message is not a start: %w", ErrInvalidArgument)
-	}
 	snap, ok := s.snapshots.Get(start.SnapshotId)
 	if !ok {
-		return fmt.Errorf("snapshot %d: %w (released or never taken)", start.SnapshotId, ErrNotFound)
+		return fmt.Errorf("snapshot %d: %w (released or never taken)", start.SnapshotId, sdk.ErrNotFound)
 	}
-	hs := &hostStreams{st: st, waiting: map[uint64]chan *pb.SnapshotWriteHostMessage{}, failed: map[uint64]error{}, done: make(chan struct{})}
-	go hs.receive()
+	hs := &hostStreams{failed: map[uint64]error{}}
+	hs.hostCalls = newHostCalls(st, hs.answerKey, "snapshot write")
 	handles, werr := snap.Write(st.Context(), hs)
-	done := &pb.SnapshotWriteDone{Error: wireErrors.ToProto(werr)}
+	done := &pb.SnapshotWriteDone{Error: convert.Errors.ToProto(werr)}
 	if werr == nil {
-		done.Handles = keyedHandlesToProto(handles)
+		done.Handles = convert.KeyedHandlesToProto(handles)
 	}
-	if err := hs.send(&pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Done{Done: done}}); err != nil {
-		return err
-	}
-	<-hs.done // the host half-closes once it has the result
-	return nil
+	return hs.finish(&pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Done{Done: done}})
 }
 
 // hostStreams is the CheckpointStreamFactory a snapshot in the plugin writes to: each
 // stream forwards its chunks to the host, which writes them to the host's own factory.
 type hostStreams struct {
-	st     pb.StateBackend_SnapshotWriteServer
-	sendMu sync.Mutex
+	*hostCalls[*pb.SnapshotWritePluginMessage, *pb.SnapshotWriteHostMessage]
 
-	mu      sync.Mutex
-	nextID  uint64
-	waiting map[uint64]chan *pb.SnapshotWriteHostMessage
-	failed  map[uint64]error
-	done    chan struct{} // closed when receive ends
-	endErr  error
+	mu     sync.Mutex
+	failed map[uint64]error // the streams the host failed, which answer no call
 }
 
-func (h *hostStreams) send(m *pb.SnapshotWritePluginMessage) error {
-	h.sendMu.Lock()
-	defer h.sendMu.Unlock()
-	return h.st.Send(m)
-}
-
-// receive dispatches the host's answers until the stream ends.
-func (h *hostStreams) receive() {
-	defer close(h.done)
-	for {
-		m, err := h.st.Recv()
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = errors.New("the host ended the snapshot write")
-			}
-			h.mu.Lock()
-			h.endErr = err
-			h.mu.Unlock()
-			return
-		}
-		switch x := m.Msg.(type) {
-		case *pb.SnapshotWriteHostMessage_Opened:
-			h.deliver(x.Opened.StreamId, m)
-		case *pb.SnapshotWriteHostMessage_Closed:
-			h.deliver(x.Closed.StreamId, m)
-		case *pb.SnapshotWriteHostMessage_Failed:
-			h.mu.Lock()
-			h.failed[x.Failed.StreamId] = wireErrors.FromProto(x.Failed.Error)
-			h.mu.Unlock()
-		}
+// answerKey says which stream a host's message answers; a failure answers no call but
+// fails the stream's next chunk.
+func (h *hostStreams) answerKey(m *pb.SnapshotWriteHostMessage) (uint64, bool) {
+	switch x := m.Msg.(type) {
+	case *pb.SnapshotWriteHostMessage_Opened:
+		return x.Opened.StreamId, true
+	case *pb.SnapshotWriteHostMessage_Closed:
+		return x.Closed.StreamId, true
+	case *pb.SnapshotWriteHostMessage_Failed:
+		h.mu.Lock()
+		h.failed[x.Failed.StreamId] = convert.Errors.FromProto(x.Failed.Error)
+		h.mu.Unlock()
 	}
-}
-
-func (h *hostStreams) deliver(id uint64, m *pb.SnapshotWriteHostMessage) {
-	h.mu.Lock()
-	ch := h.waiting[id]
-	delete(h.waiting, id)
-	h.mu.Unlock()
-	if ch != nil {
-		ch <- m
-	}
+	return 0, false
 }
 
 func (h *hostStreams) failure(id uint64) error {
@@ -106,41 +68,26 @@ func (h *hostStreams) failure(id uint64) error {
 
 // call sends m about stream id and waits for the host's answer.
 func (h *hostStreams) call(ctx context.Context, id uint64, m *pb.SnapshotWritePluginMessage) (*pb.SnapshotWriteHostMessage, error) {
-	ch := make(chan *pb.SnapshotWriteHostMessage, 1)
-	h.mu.Lock()
-	h.waiting[id] = ch
-	h.mu.Unlock()
-	forget := func() {
-		h.mu.Lock()
-		delete(h.waiting, id)
-		h.mu.Unlock()
-	}
+	call := h.answers.Expect(id)
 	if err := h.send(m); err != nil {
-		forget()
+		call.Forget()
 		return nil, fmt.Errorf("state stream %d: %w", id, err)
 	}
-	select {
-	case r := <-ch:
-		return r, nil
-	case <-ctx.Done():
-		forget()
-		return nil, ctx.Err()
-	case <-h.done:
-		select {
-		case r := <-ch:
-			return r, nil
-		default:
+	r, err := call.Wait(ctx)
+	if err != nil {
+		call.Forget()
+		if ctx.Err() != nil {
+			return nil, err
 		}
-		h.mu.Lock()
-		defer h.mu.Unlock()
-		return nil, fmt.Errorf("state stream %d: %w", id, h.endErr)
+		return nil, fmt.Errorf("state stream %d: %w", id, err)
 	}
+	return r, nil
 }
 
 // CreateCheckpointStateOutputStream opens a stream on the host. When the host answers
 // with a local file (see LocalStateFactory), the stream writes the file itself; when it
 // cannot open it, it gives the file back and opens a stream of chunks instead.
-func (h *hostStreams) CreateCheckpointStateOutputStream(ctx context.Context, scope Scope) (CheckpointStateOutputStream, error) {
+func (h *hostStreams) CreateCheckpointStateOutputStream(ctx context.Context, scope sdk.Scope) (sdk.CheckpointStateOutputStream, error) {
 	id, local, err := h.open(ctx, scope, wire.Announced.LocalWrites)
 	if err != nil {
 		return nil, err
@@ -152,7 +99,7 @@ func (h *hostStreams) CreateCheckpointStateOutputStream(ctx context.Context, sco
 	if ferr == nil {
 		return newLocalOutStream(h, id, f), nil
 	}
-	Logger().Debug("state file not writable here: writing it through the runner", "path", local, "error", ferr.Error())
+	sdk.Logger().Debug("state file not writable here: writing it through the runner", "path", local, "error", ferr.Error())
 	_ = h.send(&pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Close{Close: &pb.CloseStream{StreamId: id}}})
 	if id, _, err = h.open(ctx, scope, false); err != nil {
 		return nil, err
@@ -162,16 +109,13 @@ func (h *hostStreams) CreateCheckpointStateOutputStream(ctx context.Context, sco
 
 // open opens a stream of scope on the host and returns its id and, when localOK and the
 // host has one, the local file to write.
-func (h *hostStreams) open(ctx context.Context, scope Scope, localOK bool) (uint64, string, error) {
-	h.mu.Lock()
-	h.nextID++
-	id := h.nextID
-	h.mu.Unlock()
-	r, err := h.call(ctx, id, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Open{Open: &pb.OpenStream{StreamId: id, Scope: scopeToProto(scope), LocalOk: localOK}}})
+func (h *hostStreams) open(ctx context.Context, scope sdk.Scope, localOK bool) (uint64, string, error) {
+	id := h.nextID.Add(1)
+	r, err := h.call(ctx, id, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Open{Open: &pb.OpenStream{StreamId: id, Scope: convert.ScopeToProto(scope), LocalOk: localOK}}})
 	if err != nil {
 		return 0, "", err
 	}
-	if err := wireErrors.FromProto(r.GetOpened().GetError()); err != nil {
+	if err := convert.Errors.FromProto(r.GetOpened().GetError()); err != nil {
 		return 0, "", err
 	}
 	if !localOK {
@@ -193,16 +137,16 @@ func (h *hostStreams) chunkStream(id uint64) *hostOutStream {
 }
 
 // closeStream ends stream id on the host with keep and waits for its handle.
-func (h *hostStreams) closeStream(ctx context.Context, c *pb.CloseStream) (StreamStateHandle, error) {
+func (h *hostStreams) closeStream(ctx context.Context, c *pb.CloseStream) (sdk.StreamStateHandle, error) {
 	r, err := h.call(ctx, c.StreamId, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Close{Close: c}})
 	if err != nil {
-		return StreamStateHandle{}, err
+		return sdk.StreamStateHandle{}, err
 	}
 	closed := r.GetClosed()
-	if err := wireErrors.FromProto(closed.GetError()); err != nil {
-		return StreamStateHandle{}, err
+	if err := convert.Errors.FromProto(closed.GetError()); err != nil {
+		return sdk.StreamStateHandle{}, err
 	}
-	return streamHandleFromProto(closed.GetHandle()), nil
+	return convert.StreamHandleFromProto(closed.GetHandle()), nil
 }
 
 // hostOutStream is a state stream of the host, written by the plugin in chunks.
@@ -220,13 +164,13 @@ func (s *hostOutStream) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
-func (s *hostOutStream) CloseAndGetHandle(ctx context.Context) (StreamStateHandle, error) {
+func (s *hostOutStream) CloseAndGetHandle(ctx context.Context) (sdk.StreamStateHandle, error) {
 	if s.closed {
-		return StreamStateHandle{}, fmt.Errorf("state stream %d is closed", s.id)
+		return sdk.StreamStateHandle{}, fmt.Errorf("state stream %d is closed", s.id)
 	}
 	if err := s.w.Flush(); err != nil {
 		_ = s.Close()
-		return StreamStateHandle{}, err
+		return sdk.StreamStateHandle{}, err
 	}
 	s.closed = true
 	return s.h.closeStream(ctx, &pb.CloseStream{StreamId: s.id, Keep: true})

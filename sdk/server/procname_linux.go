@@ -1,6 +1,6 @@
 //go:build linux
 
-package sdk
+package server
 
 import (
 	"os"

@@ -1,8 +1,8 @@
-package sdk
+package bytesize
 
 import "testing"
 
-func TestParseSize(t *testing.T) {
+func TestParse(t *testing.T) {
 	good := map[string]int64{
 		"0":        0,
 		"1048576":  1048576,
@@ -19,14 +19,14 @@ func TestParseSize(t *testing.T) {
 		"8388607t": 8388607 << 40,
 	}
 	for in, want := range good {
-		got, err := ParseSize(in)
+		got, err := Parse(in)
 		if err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+			t.Errorf("Parse(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
 	for _, in := range []string{"", "mb", "-1", "1.5mb", "12 parsecs", "8388608t", "99999999999999999999", "1 2"} {
-		if got, err := ParseSize(in); err == nil {
-			t.Errorf("ParseSize(%q) = %d, want an error", in, got)
+		if got, err := Parse(in); err == nil {
+			t.Errorf("Parse(%q) = %d, want an error", in, got)
 		}
 	}
 }

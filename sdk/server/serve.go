@@ -1,4 +1,13 @@
-package sdk
+// Package server is the plugin's end of Flowstate's plugin protocol: Serve, the whole main
+// function of a plugin, and the gRPC servers it runs, which hand the calls of the runner to
+// the plugin's implementation of the contract (package sdk). It stands apart from the
+// contract as terraform-plugin-go's tf6server stands apart from tfprotov6: a plugin author
+// reads package sdk and calls Serve once.
+//
+// It imports the contract, the protocol and the SDK's shared internals (convert, demux,
+// wire, prio); it must never import the host end (sdk/host, sdk/internal/client), so a
+// plugin binary does not link it.
+package server
 
 import (
 	"fmt"
@@ -12,18 +21,24 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
 
-// ProtocolVersion is the version of the plugin protocol this SDK speaks. Hosts keep
-// speaking earlier versions alongside newer ones (docs/plugin-authors.md, section 10).
-const ProtocolVersion = 1
+// Option tunes Serve; none is what a plugin needs.
+type Option func(*options)
 
-// ServeOpts tune Serve; the zero value is what Serve uses without options.
-type ServeOpts struct {
-	// ProtocolVersions are the protocol versions the plugin offers; nil means
-	// {ProtocolVersion}. The SDK's tests use it to play a plugin of another version.
-	ProtocolVersions []int
+// options are what the Options of a Serve call set.
+type options struct {
+	protocols []int
+}
+
+// WithProtocolVersions makes the plugin offer the protocol versions vs instead of the one
+// this SDK speaks (host.ProtocolVersion). The SDK's tests use it to play a plugin of another
+// version.
+func WithProtocolVersions(vs ...int) Option {
+	return func(o *options) { o.protocols = slices.Clone(vs) }
 }
 
 // Serve is the whole main function of a plugin: it serves p to the Flowstate runner that
@@ -32,26 +47,26 @@ type ServeOpts struct {
 // CheckpointStorage (both: one binary, both kinds). A value with neither kind, or with a
 // name that does not match [a-z0-9][a-z0-9-]*, makes Serve exit with an error on stderr.
 //
-// Serve makes Logger (and hclog's default logger) write JSON lines to stderr, which the
+// Serve makes sdk.Logger (and hclog's default logger) write JSON lines to stderr, which the
 // runner logs under the plugin's name; nothing may print to stdout. The process exits
 // when the runner dies. A panic in a method of p fails that call only, with an error
-// naming the method. opts, at most one, tune it; none is what a plugin needs.
-func Serve(p Plugin, opts ...ServeOpts) {
+// naming the method. opts tune it; none is what a plugin needs.
+func Serve(p sdk.Plugin, opts ...Option) {
 	logger := newPluginLogger()
 	hclog.SetDefault(logger)
-	var o ServeOpts
-	if len(opts) > 0 {
-		o = opts[0]
+	var o options
+	for _, opt := range opts {
+		opt(&o)
 	}
-	protocols := o.ProtocolVersions
+	protocols := o.protocols
 	if len(protocols) == 0 {
-		protocols = []int{ProtocolVersion}
+		protocols = []int{wire.ProtocolVersion}
 	}
 	if err := checkServable(p); err != nil {
 		logger.Error("cannot serve plugin", "error", err.Error())
 		os.Exit(1)
 	}
-	handshake := wire.Handshake(ProtocolVersion)
+	handshake := wire.Handshake(wire.ProtocolVersion)
 	if os.Getenv(handshake.MagicCookieKey) == handshake.MagicCookieValue {
 		// Started by a host: say which versions the plugin speaks when none matches,
 		// instead of go-plugin's fallback to a version the host will refuse.
@@ -78,10 +93,6 @@ func Serve(p Plugin, opts ...ServeOpts) {
 	})
 }
 
-// Logger returns the logger plugins log with: once Serve runs, JSON lines on stderr that
-// the runner logs under the plugin's name.
-func Logger() hclog.Logger { return hclog.Default() }
-
 // newPluginLogger writes JSON lines to the process's stderr at the level the host asks
 // for (info when it does not).
 func newPluginLogger() hclog.Logger {
@@ -97,16 +108,16 @@ func newPluginLogger() hclog.Logger {
 }
 
 // checkServable checks that p has a valid name and at least one kind.
-func checkServable(p Plugin) error {
+func checkServable(p sdk.Plugin) error {
 	if p == nil {
-		return fmt.Errorf("sdk.Serve: no plugin given")
+		return fmt.Errorf("server.Serve: no plugin given")
 	}
 	name := p.PluginInfo().Name
 	if !validName(name) {
-		return fmt.Errorf("sdk.Serve: plugin name %q must match [a-z0-9][a-z0-9-]*", name)
+		return fmt.Errorf("server.Serve: plugin name %q must match [a-z0-9][a-z0-9-]*", name)
 	}
-	if len(kindsOf(p)) == 0 {
-		return fmt.Errorf("sdk.Serve: plugin %q implements neither StateBackend nor CheckpointStorage", name)
+	if len(convert.KindsOf(p)) == 0 {
+		return fmt.Errorf("server.Serve: plugin %q implements neither StateBackend nor CheckpointStorage", name)
 	}
 	return nil
 }

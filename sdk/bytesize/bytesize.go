@@ -1,4 +1,8 @@
-package sdk
+// Package bytesize parses the human-readable byte sizes of options, such as "64mb", as
+// Flink's MemorySize does: a helper for plugins' Configure and the runner's configuration,
+// apart from the contract (package sdk). It imports only the standard library and must
+// never import anything of the SDK.
+package bytesize
 
 import (
 	"fmt"
@@ -26,11 +30,11 @@ var sizeUnits = map[string]int64{
 	"tib": 1 << 40,
 }
 
-// ParseSize parses a human-readable byte size such as "64mb", "64 MiB", "5m", "20kb" or
+// Parse parses a human-readable byte size such as "64mb", "64 MiB", "5m", "20kb" or
 // "1048576". Units are case-insensitive and binary (1 kb = 1024 bytes); a number without a
 // unit is a count of bytes. It returns an error naming s for a malformed, negative or
 // overflowing size.
-func ParseSize(s string) (int64, error) {
+func Parse(s string) (int64, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	i := 0
 	for i < len(t) && t[i] >= '0' && t[i] <= '9' {

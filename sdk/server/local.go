@@ -1,22 +1,24 @@
-package sdk
+package server
 
 import (
 	"context"
 	"fmt"
 
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 )
 
 // localStateFactory returns the LocalStateFactory of location id; a location that does not
 // implement it gets an error wrapping ErrUnsupported.
-func (s *storageServer) localStateFactory(id uint64) (LocalStateFactory, error) {
+func (s *storageServer) localStateFactory(id uint64) (sdk.LocalStateFactory, error) {
 	loc, err := s.location(id)
 	if err != nil {
 		return nil, err
 	}
-	f, ok := loc.(LocalStateFactory)
+	f, ok := loc.(sdk.LocalStateFactory)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint location %d does not create local state files: %w", id, ErrUnsupported)
+		return nil, fmt.Errorf("checkpoint location %d does not create local state files: %w", id, sdk.ErrUnsupported)
 	}
 	return f, nil
 }
@@ -27,7 +29,7 @@ func (s *storageServer) CreateLocalState(ctx context.Context, req *pb.CreateLoca
 	if err != nil {
 		return nil, err
 	}
-	p, err := f.CreateLocalStateFile(ctx, scopeFromProto(req.Scope))
+	p, err := f.CreateLocalStateFile(ctx, convert.ScopeFromProto(req.Scope))
 	if err != nil {
 		return nil, err
 	}
@@ -40,11 +42,11 @@ func (s *storageServer) PublishLocalState(ctx context.Context, req *pb.PublishLo
 	if err != nil {
 		return nil, err
 	}
-	h, err := f.PublishLocalStateFile(ctx, req.Path, scopeFromProto(req.Scope), req.Size, req.Checksum)
+	h, err := f.PublishLocalStateFile(ctx, req.Path, convert.ScopeFromProto(req.Scope), req.Size, req.Checksum)
 	if err != nil {
 		return nil, err
 	}
-	return streamHandleToProto(h), nil
+	return convert.StreamHandleToProto(h), nil
 }
 
 // DiscardLocalState serves LocalStateFactory.DiscardLocalStateFile.

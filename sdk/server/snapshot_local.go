@@ -1,4 +1,4 @@
-package sdk
+package server
 
 import (
 	"bufio"
@@ -7,6 +7,7 @@ import (
 	"hash"
 	"os"
 
+	"github.com/flowstate/flowstate/sdk"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -50,9 +51,9 @@ func (s *localOutStream) Write(p []byte) (int, error) {
 }
 
 // CloseAndGetHandle flushes and closes the file, then has the host publish it.
-func (s *localOutStream) CloseAndGetHandle(ctx context.Context) (StreamStateHandle, error) {
+func (s *localOutStream) CloseAndGetHandle(ctx context.Context) (sdk.StreamStateHandle, error) {
 	if s.closed {
-		return StreamStateHandle{}, fmt.Errorf("state stream %d is closed", s.id)
+		return sdk.StreamStateHandle{}, fmt.Errorf("state stream %d is closed", s.id)
 	}
 	err := s.err
 	if err == nil {
@@ -66,7 +67,7 @@ func (s *localOutStream) CloseAndGetHandle(ctx context.Context) (StreamStateHand
 	s.closed = true
 	if err != nil {
 		s.discard()
-		return StreamStateHandle{}, err
+		return sdk.StreamStateHandle{}, err
 	}
 	return s.h.closeStream(ctx, &pb.CloseStream{StreamId: s.id, Keep: true, Size: s.n, Checksum: s.crc.Sum32()})
 }

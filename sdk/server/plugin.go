@@ -1,4 +1,4 @@
-package sdk
+package server
 
 import (
 	"context"
@@ -12,28 +12,27 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
-
-// The plugin end of the wire: what Serve serves. The host end is package
-// sdk/internal/client, which a plugin binary does not link.
 
 // grpcPlugin is go-plugin's view of the plugin being served: it registers the services
 // impl implements. It has no host side (see sdk/internal/client).
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	impl      Plugin
+	impl      sdk.Plugin
 	protocols []int
 }
 
 // GRPCServer registers Info, and StateBackend and CheckpointStorage when impl has them.
 func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	pb.RegisterInfoServer(s, &infoServer{impl: p.impl, protocols: p.protocols})
-	if sb, ok := p.impl.(StateBackend); ok {
+	if sb, ok := p.impl.(sdk.StateBackend); ok {
 		pb.RegisterStateBackendServer(s, &backendServer{impl: sb})
 	}
-	if cs, ok := p.impl.(CheckpointStorage); ok {
+	if cs, ok := p.impl.(sdk.CheckpointStorage); ok {
 		pb.RegisterCheckpointStorageServer(s, &storageServer{impl: cs})
 	}
 	return nil
@@ -44,21 +43,6 @@ func (p *grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.Clien
 	return nil, errors.New("flowstate plugin: the plugin end has no client (hosts use sdk/host)")
 }
 
-// wireErrors converts the errors the plugin end sends and receives.
-var wireErrors = wire.NewErrors(wire.Sentinels{
-	NotFound: ErrNotFound, InvalidArgument: ErrInvalidArgument, StateTooLarge: ErrStateTooLarge,
-	Unsupported: ErrUnsupported, Corrupt: ErrCorrupt, Conflict: ErrConflict,
-}, wire.OptionCodec{
-	Find: func(err error) (wire.OptionFields, bool) {
-		var oe *OptionError
-		if !errors.As(err, &oe) {
-			return wire.OptionFields{}, false
-		}
-		return wire.OptionFields{Option: oe.Option, Value: oe.Value, Err: oe.Err}, true
-	},
-	New: func(f wire.OptionFields) error { return &OptionError{Option: f.Option, Value: f.Value, Err: f.Err} },
-})
-
 // serverOptions are the options of every plugin's gRPC server: the receive limit and the
 // interceptors that turn errors into statuses and panics into errors.
 func serverOptions(logger hclog.Logger) []grpc.ServerOption {
@@ -68,11 +52,11 @@ func serverOptions(logger hclog.Logger) []grpc.ServerOption {
 		grpc.ChainUnaryInterceptor(func(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (resp any, err error) {
 			defer recoverPanic(logger, info.FullMethod, &err)
 			resp, err = h(ctx, req)
-			return resp, wireErrors.ToStatus(err)
+			return resp, convert.Errors.ToStatus(err)
 		}),
 		grpc.ChainStreamInterceptor(func(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, h grpc.StreamHandler) (err error) {
 			defer recoverPanic(logger, info.FullMethod, &err)
-			return wireErrors.ToStatus(h(srv, ss))
+			return convert.Errors.ToStatus(h(srv, ss))
 		}),
 	}
 }
@@ -90,7 +74,7 @@ func recoverPanic(logger hclog.Logger, method string, err *error) {
 // infoServer serves the Info service.
 type infoServer struct {
 	pb.UnimplementedInfoServer
-	impl      Plugin
+	impl      sdk.Plugin
 	protocols []int
 }
 
@@ -100,7 +84,7 @@ func (s *infoServer) Describe(context.Context, *pb.Empty) (*pb.DescribeResponse,
 	for i, v := range s.protocols {
 		vs[i] = int32(v)
 	}
-	kinds := kindsOf(s.impl)
+	kinds := convert.KindsOf(s.impl)
 	names := make([]string, len(kinds))
 	for i, k := range kinds {
 		names[i] = string(k)
@@ -109,9 +93,9 @@ func (s *infoServer) Describe(context.Context, *pb.Empty) (*pb.DescribeResponse,
 }
 
 func (s *infoServer) Configure(ctx context.Context, req *pb.ConfigureRequest) (*pb.Empty, error) {
-	opts := Options(req.Options)
+	opts := sdk.Options(req.Options)
 	if opts == nil {
-		opts = Options{}
+		opts = sdk.Options{}
 	}
 	return &pb.Empty{}, s.impl.Configure(ctx, opts)
 }

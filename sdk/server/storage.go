@@ -1,4 +1,4 @@
-package sdk
+package server
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/internal/convert"
 	pb "github.com/flowstate/flowstate/sdk/internal/proto"
 	"github.com/flowstate/flowstate/sdk/internal/wire"
 )
@@ -15,28 +17,28 @@ import (
 // its access closes.
 type storageServer struct {
 	pb.UnimplementedCheckpointStorageServer
-	impl      CheckpointStorage
-	accesses  wire.Table[CheckpointStorageAccess]
+	impl      sdk.CheckpointStorage
+	accesses  wire.Table[sdk.CheckpointStorageAccess]
 	locations wire.Table[*serverLocation]
 }
 
 type serverLocation struct {
 	access uint64
-	loc    CheckpointStorageLocation
+	loc    sdk.CheckpointStorageLocation
 }
 
-func (s *storageServer) access(id uint64) (CheckpointStorageAccess, error) {
+func (s *storageServer) access(id uint64) (sdk.CheckpointStorageAccess, error) {
 	a, ok := s.accesses.Get(id)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint storage access %d: %w (closed or never created)", id, ErrNotFound)
+		return nil, fmt.Errorf("checkpoint storage access %d: %w (closed or never created)", id, sdk.ErrNotFound)
 	}
 	return a, nil
 }
 
-func (s *storageServer) location(id uint64) (CheckpointStorageLocation, error) {
+func (s *storageServer) location(id uint64) (sdk.CheckpointStorageLocation, error) {
 	l, ok := s.locations.Get(id)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint location %d: %w (finalized, disposed or never created)", id, ErrNotFound)
+		return nil, fmt.Errorf("checkpoint location %d: %w (finalized, disposed or never created)", id, sdk.ErrNotFound)
 	}
 	return l.loc, nil
 }
@@ -46,7 +48,7 @@ func (s *storageServer) ResolveCheckpoint(ctx context.Context, req *pb.ResolveCh
 	if err != nil {
 		return nil, err
 	}
-	return completedToProto(c), nil
+	return convert.CompletedToProto(c), nil
 }
 
 func (s *storageServer) CreateAccess(ctx context.Context, req *pb.CreateAccessRequest) (*pb.CreateAccessResponse, error) {
@@ -63,9 +65,9 @@ func (s *storageServer) CreateAccess(ctx context.Context, req *pb.CreateAccessRe
 		HasDefaultSavepointLocation:    a.HasDefaultSavepointLocation(),
 	}
 	if wire.Announced.AccessInterfaces {
-		_, r.ListsSharedState = a.(SharedStateLister)
-		_, r.LocatesLocalState = a.(LocalStateLocator)
-		_, r.StoresLease = a.(LeaseStore)
+		_, r.ListsSharedState = a.(sdk.SharedStateLister)
+		_, r.LocatesLocalState = a.(sdk.LocalStateLocator)
+		_, r.StoresLease = a.(sdk.LeaseStore)
 	}
 	return r, nil
 }
@@ -78,7 +80,7 @@ func (s *storageServer) InitializeBaseLocations(ctx context.Context, req *pb.Acc
 	return &pb.Empty{}, a.InitializeBaseLocationsForCheckpoint(ctx)
 }
 
-func (s *storageServer) addLocation(access uint64, loc CheckpointStorageLocation, err error) (*pb.LocationResponse, error) {
+func (s *storageServer) addLocation(access uint64, loc sdk.CheckpointStorageLocation, err error) (*pb.LocationResponse, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +90,7 @@ func (s *storageServer) addLocation(access uint64, loc CheckpointStorageLocation
 	id := s.locations.Add(&serverLocation{access: access, loc: loc})
 	r := &pb.LocationResponse{LocationId: id, Reference: loc.LocationReference()}
 	if wire.Announced.LocalWrites {
-		_, r.LocalStateFiles = loc.(LocalStateFactory)
+		_, r.LocalStateFiles = loc.(sdk.LocalStateFactory)
 	}
 	return r, nil
 }
@@ -120,11 +122,7 @@ func (s *storageServer) ListCompletedCheckpoints(ctx context.Context, req *pb.Ac
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*pb.CompletedLocation, len(cs))
-	for i, c := range cs {
-		out[i] = completedToProto(c)
-	}
-	return &pb.ListCompletedCheckpointsResponse{Locations: out}, nil
+	return &pb.ListCompletedCheckpointsResponse{Locations: convert.CompletedLocationsToProto(cs)}, nil
 }
 
 // OpenState sends a first chunk once the handle is open, so that the host sees an open
@@ -134,7 +132,7 @@ func (s *storageServer) OpenState(req *pb.OpenStateRequest, st pb.CheckpointStor
 	if err != nil {
 		return err
 	}
-	rc, err := a.OpenState(st.Context(), streamHandleFromProto(req.Handle))
+	rc, err := a.OpenState(st.Context(), convert.StreamHandleFromProto(req.Handle))
 	if err != nil {
 		return err
 	}
@@ -162,11 +160,7 @@ func (s *storageServer) DiscardState(ctx context.Context, req *pb.DiscardStateRe
 	if err != nil {
 		return nil, err
 	}
-	hs := make([]StreamStateHandle, len(req.Handles))
-	for i, h := range req.Handles {
-		hs[i] = streamHandleFromProto(h)
-	}
-	return &pb.Empty{}, a.DiscardState(ctx, hs)
+	return &pb.Empty{}, a.DiscardState(ctx, convert.StreamHandlesFromProto(req.Handles))
 }
 
 func (s *storageServer) DisposeCheckpoint(ctx context.Context, req *pb.DisposeCheckpointRequest) (*pb.Empty, error) {
@@ -174,13 +168,13 @@ func (s *storageServer) DisposeCheckpoint(ctx context.Context, req *pb.DisposeCh
 	if err != nil {
 		return nil, err
 	}
-	return &pb.Empty{}, a.DisposeCheckpoint(ctx, completedFromProto(req.Location))
+	return &pb.Empty{}, a.DisposeCheckpoint(ctx, convert.CompletedFromProto(req.Location))
 }
 
 func (s *storageServer) CloseAccess(_ context.Context, req *pb.AccessRequest) (*pb.Empty, error) {
 	a, ok := s.accesses.Remove(req.AccessId)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint storage access %d: %w (already closed)", req.AccessId, ErrNotFound)
+		return nil, fmt.Errorf("checkpoint storage access %d: %w (already closed)", req.AccessId, sdk.ErrNotFound)
 	}
 	s.locations.RemoveIf(func(l *serverLocation) bool { return l.access == req.AccessId })
 	return &pb.Empty{}, a.Close()
@@ -201,19 +195,15 @@ func (s *storageServer) DisposeOnFailure(ctx context.Context, req *pb.LocationRe
 // WriteState receives a state stream: kept when the host half-closes, discarded when the
 // host cancels (or anything fails).
 func (s *storageServer) WriteState(st pb.CheckpointStorage_WriteStateServer) error {
-	first, err := st.Recv()
+	open, err := receiveFirst(st.Recv, func(m *pb.WriteStateMessage) (*pb.WriteStateOpen, bool) { return m.GetOpen(), m.GetOpen() != nil }, "state stream", "an open")
 	if err != nil {
 		return err
-	}
-	open := first.GetOpen()
-	if open == nil {
-		return fmt.Errorf("state stream: the first message is not an open: %w", ErrInvalidArgument)
 	}
 	loc, err := s.location(open.LocationId)
 	if err != nil {
 		return err
 	}
-	out, err := loc.CreateCheckpointStateOutputStream(st.Context(), scopeFromProto(open.Scope))
+	out, err := loc.CreateCheckpointStateOutputStream(st.Context(), convert.ScopeFromProto(open.Scope))
 	if err != nil {
 		return err
 	}
@@ -226,19 +216,18 @@ func (s *storageServer) WriteState(st pb.CheckpointStorage_WriteStateServer) err
 		_ = out.Close()
 		return err
 	}
-	return st.SendAndClose(streamHandleToProto(h))
+	return st.SendAndClose(convert.StreamHandleToProto(h))
 }
 
 // WriteMetadata receives a checkpoint's metadata: finalized when the host half-closes,
 // discarded when the host cancels (or anything fails).
 func (s *storageServer) WriteMetadata(st pb.CheckpointStorage_WriteMetadataServer) error {
-	first, err := st.Recv()
+	lx, err := receiveFirst(st.Recv, func(m *pb.WriteMetadataMessage) (*pb.WriteMetadataMessage_LocationId, bool) {
+		lx, ok := m.Msg.(*pb.WriteMetadataMessage_LocationId)
+		return lx, ok
+	}, "metadata stream", "an open")
 	if err != nil {
 		return err
-	}
-	lx, ok := first.Msg.(*pb.WriteMetadataMessage_LocationId)
-	if !ok {
-		return fmt.Errorf("metadata stream: the first message is not an open: %w", ErrInvalidArgument)
 	}
 	loc, err := s.location(lx.LocationId)
 	if err != nil {
@@ -258,7 +247,7 @@ func (s *storageServer) WriteMetadata(st pb.CheckpointStorage_WriteMetadataServe
 		return err
 	}
 	s.locations.Remove(lx.LocationId)
-	return st.SendAndClose(completedToProto(c))
+	return st.SendAndClose(convert.CompletedToProto(c))
 }
 
 // receiveChunks writes the chunks of a client stream to w until the client half-closes.
@@ -284,21 +273,17 @@ func (s *storageServer) ListSharedState(req *pb.AccessRequest, st pb.CheckpointS
 	if err != nil {
 		return err
 	}
-	l, ok := a.(SharedStateLister)
+	l, ok := a.(sdk.SharedStateLister)
 	if !ok {
-		return fmt.Errorf("checkpoint storage access %d does not list shared state: %w", req.AccessId, ErrUnsupported)
+		return fmt.Errorf("checkpoint storage access %d does not list shared state: %w", req.AccessId, sdk.ErrUnsupported)
 	}
 	hs, err := l.ListSharedState(st.Context())
 	if err != nil {
 		return err
 	}
 	for len(hs) > 0 {
-		n := wire.BatchEnd(hs, func(h StreamStateHandle) int { return len(h.Ref) + len(h.Inline) + 24 })
-		batch := make([]*pb.StreamStateHandle, n)
-		for i, h := range hs[:n] {
-			batch[i] = streamHandleToProto(h)
-		}
-		if err := st.Send(&pb.ListSharedStateResponse{Handles: batch}); err != nil {
+		n := wire.BatchEnd(hs, func(h sdk.StreamStateHandle) int { return len(h.Ref) + len(h.Inline) + 24 })
+		if err := st.Send(&pb.ListSharedStateResponse{Handles: convert.StreamHandlesToProto(hs[:n])}); err != nil {
 			return err
 		}
 		hs = hs[n:]
@@ -313,11 +298,11 @@ func (s *storageServer) LocalStatePath(ctx context.Context, req *pb.LocalStatePa
 	if err != nil {
 		return nil, err
 	}
-	l, ok := a.(LocalStateLocator)
+	l, ok := a.(sdk.LocalStateLocator)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint storage access %d does not locate local state: %w", req.AccessId, ErrUnsupported)
+		return nil, fmt.Errorf("checkpoint storage access %d does not locate local state: %w", req.AccessId, sdk.ErrUnsupported)
 	}
-	p, err := l.LocalStatePath(ctx, streamHandleFromProto(req.Handle))
+	p, err := l.LocalStatePath(ctx, convert.StreamHandleFromProto(req.Handle))
 	if err != nil {
 		return nil, err
 	}
@@ -326,14 +311,14 @@ func (s *storageServer) LocalStatePath(ctx context.Context, req *pb.LocalStatePa
 
 // leaseStore returns the LeaseStore of access id; an access that does not implement it
 // gets an error wrapping ErrUnsupported.
-func (s *storageServer) leaseStore(id uint64) (LeaseStore, error) {
+func (s *storageServer) leaseStore(id uint64) (sdk.LeaseStore, error) {
 	a, err := s.access(id)
 	if err != nil {
 		return nil, err
 	}
-	l, ok := a.(LeaseStore)
+	l, ok := a.(sdk.LeaseStore)
 	if !ok {
-		return nil, fmt.Errorf("checkpoint storage access %d does not store a lease: %w", id, ErrUnsupported)
+		return nil, fmt.Errorf("checkpoint storage access %d does not store a lease: %w", id, sdk.ErrUnsupported)
 	}
 	return l, nil
 }
@@ -348,7 +333,7 @@ func (s *storageServer) ReadLease(ctx context.Context, req *pb.AccessRequest) (*
 	if err != nil {
 		return nil, err
 	}
-	return &pb.LeaseRecord{Data: r.Data, Version: r.Version}, nil
+	return convert.LeaseToProto(r), nil
 }
 
 // WriteLease serves LeaseStore.WriteLease; records above MaxLeaseSize are refused here,
@@ -358,8 +343,8 @@ func (s *storageServer) WriteLease(ctx context.Context, req *pb.WriteLeaseReques
 	if err != nil {
 		return nil, err
 	}
-	if len(req.Data) > MaxLeaseSize {
-		return nil, fmt.Errorf("lease record of %d bytes exceeds %d: %w", len(req.Data), MaxLeaseSize, ErrInvalidArgument)
+	if len(req.Data) > sdk.MaxLeaseSize {
+		return nil, fmt.Errorf("lease record of %d bytes exceeds %d: %w", len(req.Data), sdk.MaxLeaseSize, sdk.ErrInvalidArgument)
 	}
 	v, err := l.WriteLease(ctx, req.Data, req.IfVersion)
 	if err != nil {
