@@ -8,7 +8,8 @@
 // and its binary does not link the host end of the SDK; the runtime reaches the plugins
 // only through the registry of built-in plugins, plugins/builtin, and runtime/config (with
 // the packages beside it) not at all; the runner binary links no plugin code nor goleveldb
-// or minio-go, and runtime/builtins, which names the built-ins for it, imports nothing; the
-// third-party example needs nothing of the repository but the SDK. The test reads the
-// import graph with go list -deps -test.
+// or minio-go, and runtime/builtins, which names the built-ins for it, imports nothing;
+// runtime/config/flinkkeys, the catalog of Flink's keys, imports nothing of the repository
+// but runtime/builtins; the third-party example needs nothing of the repository but the
+// SDK. The test reads the import graph with go list -deps -test.
 package deps

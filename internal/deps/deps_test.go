@@ -23,6 +23,8 @@ const (
 	leaf   = repo + "/runtime/builtins"
 	runner = repo + "/cmd/runner"
 	config = repo + "/runtime/config"
+	// flinkKeys is the catalog of Flink's keys beside config, which config imports.
+	flinkKeys = config + "/flinkkeys"
 )
 
 // pluginLibraries are the modules the built-in plugins link that the runner binary, which
@@ -366,4 +368,17 @@ func TestBuiltinsIsALeaf(t *testing.T) {
 	if len(p.Imports) > 0 {
 		t.Errorf("%s imports %v; it must import nothing", leaf, p.Imports)
 	}
+}
+
+// TestFlinkKeysImportsOnlyBuiltins: runtime/config/flinkkeys, the catalog of Flink's keys
+// that config reads, reaches nothing of the repository but runtime/builtins, tests
+// included: not config (which imports it), nor the SDK, nor a plugin.
+func TestFlinkKeysImportsOnlyBuiltins(t *testing.T) {
+	isCatalog := func(p pkg) bool { return p.path() == flinkKeys }
+	check(t, list(t, root(t)), flinkKeys, isCatalog, none, func(p pkg, path string) string {
+		if under(path, repo) && path != flinkKeys && path != leaf {
+			return p.path() + " reaches " + path
+		}
+		return ""
+	})
 }

@@ -3,10 +3,10 @@ package config
 import (
 	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/flowstate/flowstate/runtime/config/flinkkeys"
 	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
@@ -23,74 +23,30 @@ type IgnoredKey struct {
 	Reason string `json:"reason"`
 }
 
-// The catalog indexed: exact keys and Flink's deprecated spellings, and the namespaces,
-// longest first so that the most specific one wins.
-var (
-	flinkExact      = map[string]*flinkKey{}
-	flinkDeprecated = map[string]*flinkKey{}
-	flinkPrefixes   []*flinkKey
-)
-
-func init() {
-	for i := range flinkKeys {
-		e := &flinkKeys[i]
-		if e.status == flinkSupported {
-			continue // currentKeys and deprecatedKeys read these
-		}
-		if e.namespace() {
-			flinkPrefixes = append(flinkPrefixes, e)
-			continue
-		}
-		flinkExact[e.key] = e
-		for _, d := range e.dep {
-			flinkDeprecated[d] = e
-		}
-	}
-	sort.SliceStable(flinkPrefixes, func(i, j int) bool { return len(flinkPrefixes[i].key) > len(flinkPrefixes[j].key) })
-}
-
-// lookupFlink finds the catalog entry of a key Flowstate does not read itself: an exact
-// key, one of Flink's deprecated spellings (deprecated is then true), or a key in a
-// namespace.
-func lookupFlink(key string) (e *flinkKey, deprecated bool, ok bool) {
-	if e, ok := flinkExact[key]; ok {
-		return e, false, true
-	}
-	if e, ok := flinkDeprecated[key]; ok {
-		return e, true, true
-	}
-	for _, e := range flinkPrefixes {
-		if strings.HasPrefix(key, e.key) {
-			return e, false, true
-		}
-	}
-	return nil, false, false
-}
-
 // normalize turns a value of kind into a canonical text, so that "64mb" and "67108864"
 // compare equal as sizes and "true" and "TRUE" as booleans.
-func normalize(kind valueKind, v string) (string, error) {
+func normalize(kind flinkkeys.Kind, v string) (string, error) {
 	v = strings.TrimSpace(v)
 	switch kind {
-	case kindBool:
+	case flinkkeys.KindBool:
 		b, err := parseBool(v)
 		return strconv.FormatBool(b), err
-	case kindInt:
+	case flinkkeys.KindInt:
 		n, err := parseInt(v, math.MinInt64, math.MaxInt64)
 		return strconv.FormatInt(n, 10), err
-	case kindSize:
+	case flinkkeys.KindSize:
 		n, err := bytesize.Parse(v)
 		return strconv.FormatInt(n, 10), err
-	case kindDuration:
+	case flinkkeys.KindDuration:
 		d, err := ParseDuration(v)
 		return strconv.FormatInt(int64(d), 10), err
-	case kindFloat:
+	case flinkkeys.KindFloat:
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return "", fmt.Errorf("want a number")
 		}
 		return strconv.FormatFloat(f, 'g', -1, 64), nil
-	case kindEnum:
+	case flinkkeys.KindEnum:
 		return strings.ToUpper(v), nil
 	}
 	return v, nil
@@ -103,64 +59,52 @@ func normalize(kind valueKind, v string) (string, error) {
 func (p *parser) flinkLeaf(s spelling, backend string) {
 	e, c := s.info.flink, p.c
 	if s.info.deprecated {
-		p.deprecate(s.leaf, fmt.Sprintf("%s is deprecated: use %s", s.key, e.key))
+		p.deprecate(s.leaf, fmt.Sprintf("%s is deprecated: use %s", s.key, e.Name))
 	}
-	if e.backend != "" && e.backend != backend {
-		c.warnf("%s%s is ignored: the state backend is %s, not %s", p.at(s.leaf), s.key, backend, backendLabel(e.backend))
+	if e.Backend != "" && e.Backend != backend {
+		c.warnf("%s%s is ignored: the state backend is %s, not %s", p.at(s.leaf), s.key, backend, backendLabel(e.Backend))
 		return
 	}
-	switch e.status {
-	case flinkIgnored:
-		c.Ignored = append(c.Ignored, IgnoredKey{Key: s.key, Line: s.line, Flag: s.flag, Reason: e.what})
-	case flinkInert:
-		p.note(s.leaf, fmt.Sprintf("%s has no effect: it only matters with %s, which Flowstate does not support", s.key, featureOf(e.target)))
-	case flinkRefused:
+	switch e.Status {
+	case flinkkeys.Ignored:
+		c.Ignored = append(c.Ignored, IgnoredKey{Key: s.key, Line: s.line, Flag: s.flag, Reason: e.What})
+	case flinkkeys.Inert:
+		p.note(s.leaf, fmt.Sprintf("%s has no effect: it only matters with %s, which Flowstate does not support", s.key, flinkkeys.FeatureOf(e.Target)))
+	case flinkkeys.Refused:
 		p.refused(s, e)
 	}
 }
 
 // refused loads a key of a feature Flowstate does not implement when it keeps the feature
-// off (Flink's default, or a value in also), with a note, and refuses it otherwise.
-func (p *parser) refused(s spelling, e *flinkKey) {
+// off (Flink's default, or a value in Also), with a note, and refuses it otherwise.
+func (p *parser) refused(s spelling, e *flinkkeys.Key) {
 	if msg := s.shapeError(); msg != "" {
 		p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w: %s", ErrBadValue, msg))
 		return
 	}
-	got, err := normalize(e.kind, s.value)
+	got, err := normalize(e.Kind, s.value)
 	if err != nil {
 		p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w %q: %v", ErrBadValue, s.value, err))
 		return
 	}
-	if e.def != "" {
-		if def, _ := normalize(e.kind, e.def); got == def {
-			p.note(s.leaf, fmt.Sprintf("%s: %s is Flink's default and loads; Flowstate does not implement %s", s.key, strings.TrimSpace(s.value), e.what))
+	if e.Default != "" {
+		if def, _ := normalize(e.Kind, e.Default); got == def {
+			p.note(s.leaf, fmt.Sprintf("%s: %s is Flink's default and loads; Flowstate does not implement %s", s.key, strings.TrimSpace(s.value), e.What))
 			return
 		}
 	}
-	for _, a := range e.also {
-		if v, _ := normalize(e.kind, a); got == v {
-			p.note(s.leaf, fmt.Sprintf("%s: %s loads and has no effect: Flowstate does not implement %s", s.key, strings.TrimSpace(s.value), e.what))
+	for _, a := range e.Also {
+		if v, _ := normalize(e.Kind, a); got == v {
+			p.note(s.leaf, fmt.Sprintf("%s: %s loads and has no effect: Flowstate does not implement %s", s.key, strings.TrimSpace(s.value), e.What))
 			return
 		}
 	}
 	hint := "remove the key"
-	if e.def != "" {
-		hint = fmt.Sprintf("remove the key or set Flink's default %s", e.def)
+	if e.Default != "" {
+		hint = fmt.Sprintf("remove the key or set Flink's default %s", e.Default)
 	}
 	p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w: Flowstate does not implement %s (%s: %s); %s",
-		ErrUnsupported, e.what, s.key, strings.TrimSpace(s.value), hint))
-}
-
-// featureOf names the feature a key of the catalog turns on, for notes about the keys
-// that depend on it.
-func featureOf(key string) string {
-	if key == KeyStateBackend {
-		return "state.backend.type: forst"
-	}
-	if e, ok := flinkExact[key]; ok && e.what != "" {
-		return fmt.Sprintf("%s (%s)", e.what, key)
-	}
-	return key
+		ErrUnsupported, e.What, s.key, strings.TrimSpace(s.value), hint))
 }
 
 // backendLabel names a backend in messages about the RocksDB keys.

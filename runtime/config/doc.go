@@ -1,6 +1,8 @@
 // Package config reads Flowstate's YAML configuration file: it owns the keys, their
-// parsing and validation, Flink's key names and deprecations, overrides, provenance and
-// migration to current keys.
+// parsing and validation, Flink's key names and deprecations as the parser applies them,
+// overrides, provenance and migration to current keys. What Flowstate knows of Flink's keys
+// (the catalog: which it supports, reads as its own, refuses, or ignores, with Flink's
+// defaults and deprecated spellings) is package runtime/config/flinkkeys, which it reads.
 //
 // Keys follow Apache Flink's current names (state.backend.type,
 // execution.checkpointing.storage, execution.checkpointing.dir, ...). Flat dotted keys and
@@ -18,8 +20,9 @@
 // records where each key was set (its line, the flag that set it, the key as written).
 //
 // Dependency rule: config imports the SDK's contract (sdk, sdk/layout), runtime/builtins
-// for the built-ins' names, kinds and options, and YAML; it never imports a plugin
-// (nothing under plugins/, not even the registry plugins/builtin), the packages beside it
-// that import it (runtime/config/explain), or the runner. Of the machine it reads the
-// configuration file and the symlinks of the paths it names, never the mount table.
+// for the built-ins' names, kinds and options, runtime/config/flinkkeys for the catalog of
+// Flink's keys, and YAML; it never imports a plugin (nothing under plugins/, not even the
+// registry plugins/builtin), the packages beside it that import it
+// (runtime/config/explain), or the runner. Of the machine it reads the configuration file
+// and the symlinks of the paths it names, never the mount table.
 package config

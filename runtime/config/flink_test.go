@@ -11,80 +11,72 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/builtins"
+	"github.com/flowstate/flowstate/runtime/config/flinkkeys"
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// TestCatalogIsConsistent: every supported Flink key is a key the parser reads, every
-// alias leads to a key or to an option of a built-in plugin, every refused key names its
-// feature and parses its default, and every inert key names a feature of the catalog.
-func TestCatalogIsConsistent(t *testing.T) {
-	seen := map[string]bool{}
-	for _, e := range flinkKeys {
-		for _, k := range append([]string{e.key}, e.dep...) {
-			if seen[k] {
-				t.Errorf("%s is in the catalog twice", k)
+// whyCluster is the reason the catalog gives for the keys of a Flink cluster.
+const whyCluster = "a Flink cluster setting: the runner is one process with no JobManager or TaskManagers"
+
+// TestCatalogMatchesTheParser: every supported Flink key of the catalog is a key the
+// parser reads (and an enum's Flink default one of its values), every alias leads to a key
+// or to an option of a built-in plugin, and every refused key's default parses as its kind.
+func TestCatalogMatchesTheParser(t *testing.T) {
+	for _, e := range flinkkeys.All() {
+		switch e.Status {
+		case flinkkeys.Supported:
+			def, ok := currentKeys[e.Name]
+			if !ok {
+				t.Errorf("supported %s is not a key the parser reads", e.Name)
 			}
-			seen[k] = true
-		}
-		switch e.status {
-		case flinkSupported:
-			if _, ok := currentKeys[e.key]; !ok {
-				t.Errorf("supported %s is not a key the parser reads", e.key)
+			if def.kind == kindEnum && e.Default != "" {
+				if _, err := parseEnum(e.Default, def.values); err != nil {
+					t.Errorf("supported %s: Flink's default %q is not a value the parser takes: %v", e.Name, e.Default, err)
+				}
 			}
-		case flinkAlias:
-			if _, ok := currentKeys[e.target]; !ok {
-				_, plugin, option, ok := pluginOption(e.target)
+		case flinkkeys.Alias:
+			if _, ok := currentKeys[e.Target]; !ok {
+				_, plugin, option, ok := pluginOption(e.Target)
 				if p, found := builtins.Lookup(plugin); !ok || !found || !slices.Contains(p.Options, option) {
-					t.Errorf("alias %s leads to %s, neither a key nor an option the built-in plugin accepts", e.key, e.target)
+					t.Errorf("alias %s leads to %s, neither a key nor an option the built-in plugin accepts", e.Name, e.Target)
 				}
 			}
-		case flinkRefused:
-			if e.what == "" {
-				t.Errorf("refused %s does not name its feature", e.key)
-			}
-			if e.def != "" {
-				if _, err := normalize(e.kind, e.def); err != nil {
-					t.Errorf("refused %s: default %q does not parse: %v", e.key, e.def, err)
+		case flinkkeys.Refused:
+			if e.Default != "" {
+				if _, err := normalize(e.Kind, e.Default); err != nil {
+					t.Errorf("refused %s: default %q does not parse: %v", e.Name, e.Default, err)
 				}
-			}
-		case flinkInert:
-			if _, ok := flinkExact[e.target]; !ok && e.target != KeyStateBackend {
-				t.Errorf("inert %s depends on %s, which is not in the catalog", e.key, e.target)
-			}
-		case flinkIgnored:
-			if e.what == "" {
-				t.Errorf("ignored %s gives no reason", e.key)
 			}
 		}
 	}
 }
 
 // otherValue returns a value of kind that differs from def.
-func otherValue(kind valueKind, def string) string {
+func otherValue(kind flinkkeys.Kind, def string) string {
 	switch kind {
-	case kindBool:
-		if d, _ := normalize(kindBool, def); d == "true" {
+	case flinkkeys.KindBool:
+		if d, _ := normalize(flinkkeys.KindBool, def); d == "true" {
 			return "false"
 		}
 		return "true"
-	case kindInt:
+	case flinkkeys.KindInt:
 		return "77"
-	case kindSize:
+	case flinkkeys.KindSize:
 		return "3mb"
-	case kindDuration:
+	case flinkkeys.KindDuration:
 		return "7 s"
-	case kindFloat:
+	case flinkkeys.KindFloat:
 		return "0.77"
-	case kindEnum:
+	case flinkkeys.KindEnum:
 		return "SOMETHING_ELSE"
 	}
 	return "/some/value"
 }
 
 // catalogFile is a file with the state backend the key needs and the key at line 2.
-func catalogFile(e flinkKey, key, value string) string {
+func catalogFile(e flinkkeys.Key, key, value string) string {
 	backend := "hashmap"
-	if e.backend == LevelDB {
+	if e.Backend == LevelDB {
 		backend = "rocksdb"
 	}
 	return "state.backend.type: " + backend + "\n" + key + ": " + value + "\n"
@@ -95,24 +87,24 @@ func catalogFile(e flinkKey, key, value string) string {
 // with a note naming the key and its line, and is refused by name and line otherwise.
 func TestRefusedFlinkKeys(t *testing.T) {
 	n := 0
-	for _, e := range flinkKeys {
-		if e.status != flinkRefused {
+	for _, e := range flinkkeys.All() {
+		if e.Status != flinkkeys.Refused {
 			continue
 		}
-		for _, key := range append([]string{e.key}, e.dep...) {
+		for _, key := range append([]string{e.Name}, e.Deprecated...) {
 			n++
-			for _, ok := range append([]string{e.def}, e.also...) {
+			for _, ok := range append([]string{e.Default}, e.Also...) {
 				if ok == "" {
 					continue
 				}
 				c := mustParse(t, catalogFile(e, key, ok))
-				wantContains(t, strings.Join(c.Notes, "\n"), "config.yaml:2: "+key+": "+ok, e.what)
-				if key != e.key {
-					wantContains(t, strings.Join(c.Deprecations, "\n"), "config.yaml:2: "+key+" is deprecated: use "+e.key)
+				wantContains(t, strings.Join(c.Notes, "\n"), "config.yaml:2: "+key+": "+ok, e.What)
+				if key != e.Name {
+					wantContains(t, strings.Join(c.Deprecations, "\n"), "config.yaml:2: "+key+" is deprecated: use "+e.Name)
 				}
 			}
-			bad := otherValue(e.kind, e.def)
-			if slices.Contains(e.also, bad) {
+			bad := otherValue(e.Kind, e.Default)
+			if slices.Contains(e.Also, bad) {
 				continue // every value of the key loads
 			}
 			_, err := Parse([]byte(catalogFile(e, key, bad)), testFile)
@@ -120,7 +112,7 @@ func TestRefusedFlinkKeys(t *testing.T) {
 				t.Errorf("%s: %s: want ErrUnsupported, got %v", key, bad, err)
 				continue
 			}
-			wantContains(t, err.Error(), "config.yaml:2: "+key+": not supported: Flowstate does not implement "+e.what)
+			wantContains(t, err.Error(), "config.yaml:2: "+key+": not supported: Flowstate does not implement "+e.What)
 		}
 	}
 	if n < 40 {
@@ -132,21 +124,21 @@ func TestRefusedFlinkKeys(t *testing.T) {
 // note saying so; keys of a Flink cluster load and are listed as ignored with their line
 // and reason; neither is taken for a plugin option.
 func TestInertAndIgnoredFlinkKeys(t *testing.T) {
-	for _, e := range flinkKeys {
-		key := e.key
-		if e.namespace() {
+	for _, e := range flinkkeys.All() {
+		key := e.Name
+		if e.Namespace() {
 			key += "some.key"
 		}
-		switch e.status {
-		case flinkInert:
-			if e.backend == forstBackend {
+		switch e.Status {
+		case flinkkeys.Inert:
+			if e.Backend == flinkkeys.ForSt {
 				continue // the namespace of a refused backend: see TestFlinkBackends
 			}
 			c := mustParse(t, catalogFile(e, key, "1"))
 			wantContains(t, strings.Join(c.Notes, "\n"), "config.yaml:2: "+key+" has no effect: it only matters with")
-		case flinkIgnored:
+		case flinkkeys.Ignored:
 			c := mustParse(t, "job.name: x\n"+key+": 1\n")
-			if len(c.Ignored) != 1 || c.Ignored[0] != (IgnoredKey{Key: key, Line: 2, Reason: e.what}) {
+			if len(c.Ignored) != 1 || c.Ignored[0] != (IgnoredKey{Key: key, Line: 2, Reason: e.What}) {
 				t.Errorf("%s: ignored %+v", key, c.Ignored)
 			}
 			if len(c.BackendOptions)+len(c.StorageOptions) != 0 || len(c.Warnings) != 0 {
@@ -424,39 +416,4 @@ func TestFlatFlinkLines(t *testing.T) {
 	wantEqual(t, "ignored", c.Ignored, []IgnoredKey{{Key: "jobmanager.rpc.address", Line: 2, Reason: whyCluster}})
 	wantContains(t, strings.Join(c.Notes, "\n"), "not valid YAML: read line by line")
 	wantContains(t, parseErr(t, "job:\n  name: @x\n"), "yaml:")
-}
-
-// TestDocsListEveryFlinkKey: docs/configuration.md has a row for every checkpointing, state,
-// recovery, restart, RocksDB, changelog and job key of the catalog, with its status.
-func TestDocsListEveryFlinkKey(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/configuration.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := map[string]string{}
-	for _, line := range strings.Split(string(doc), "\n") {
-		if strings.HasPrefix(line, "| `") {
-			key, _, _ := strings.Cut(strings.TrimPrefix(line, "| `"), "`")
-			rows[strings.TrimSuffix(key, "*")] = line
-		}
-	}
-	status := map[flinkStatus]string{flinkSupported: "| supported", flinkAlias: "| alias of", flinkRefused: "| refused", flinkInert: "| ignored", flinkIgnored: "| ignored"}
-	for _, e := range flinkKeys {
-		if e.group == groupCluster {
-			continue
-		}
-		row, ok := rows[e.key]
-		if !ok {
-			t.Errorf("docs/configuration.md has no row for %s", e.key)
-			continue
-		}
-		if !strings.Contains(row, status[e.status]) {
-			t.Errorf("the row of %s does not say %q: %s", e.key, status[e.status], row)
-		}
-		for _, d := range e.dep {
-			if !strings.Contains(row, "`"+d+"`") {
-				t.Errorf("the row of %s does not name Flink's deprecated %s", e.key, d)
-			}
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/flowstate/flowstate/runtime/builtins"
+	"github.com/flowstate/flowstate/runtime/config/flinkkeys"
 )
 
 // Current key names.
@@ -220,14 +221,14 @@ var currentKeys = map[string]keyDef{
 }
 
 // deprecatedKeys maps each of Flink's deprecated keys of a supported key to that key; it is
-// built from the catalog (flinkKeys).
+// built from the catalog (runtime/config/flinkkeys).
 var deprecatedKeys = map[string]string{}
 
 func init() {
-	for _, e := range flinkKeys {
-		if e.status == flinkSupported {
-			for _, d := range e.dep {
-				deprecatedKeys[d] = e.key
+	for _, e := range flinkkeys.All() {
+		if e.Status == flinkkeys.Supported {
+			for _, d := range e.Deprecated {
+				deprecatedKeys[d] = e.Name
 			}
 		}
 	}
@@ -297,7 +298,7 @@ type keyInfo struct {
 	option string // plugin options only: the option name
 	// flink is the catalog entry of a Flink key Flowstate refuses, or that has no effect
 	// here (inert and ignored keys); nil for keys Flowstate reads.
-	flink *flinkKey
+	flink *flinkkeys.Key
 }
 
 // namespaces are the plugins whose options a configuration may set: the built-in plugins
@@ -360,15 +361,15 @@ func classify(key string, ns *namespaces) (keyInfo, bool) {
 	if name, ok := strings.CutPrefix(key, KeyChecksumPrefix); ok && pluginNameRE.MatchString(name) {
 		return keyInfo{canonical: key, def: keyDef{kind: kindString}, plugin: name}, true
 	}
-	if e, deprecated, ok := lookupFlink(key); ok {
-		if e.status != flinkAlias {
-			return keyInfo{canonical: e.key, flink: e, deprecated: deprecated}, true
+	if e, deprecated, ok := flinkkeys.Lookup(key); ok {
+		if e.Status != flinkkeys.Alias {
+			return keyInfo{canonical: e.Name, flink: &e, deprecated: deprecated}, true
 		}
-		if def, ok := currentKeys[e.target]; ok {
-			return keyInfo{canonical: e.target, def: def, alias: true, deprecated: deprecated}, true
+		if def, ok := currentKeys[e.Target]; ok {
+			return keyInfo{canonical: e.Target, def: def, alias: true, deprecated: deprecated}, true
 		}
-		sc, plugin, opt, _ := pluginOption(e.target)
-		return keyInfo{canonical: e.target, scope: sc, plugin: plugin, option: opt, alias: true, deprecated: deprecated}, true
+		sc, plugin, opt, _ := pluginOption(e.Target)
+		return keyInfo{canonical: e.Target, scope: sc, plugin: plugin, option: opt, alias: true, deprecated: deprecated}, true
 	}
 	if sc, plugin, opt, ok := pluginOption(key); ok && ns.allows(sc, plugin) {
 		prefix := backendOptionPrefix
@@ -431,16 +432,17 @@ func unknownKeyError(key string, ns *namespaces, backend, storage string) error 
 
 // suggest returns the known key closest to an unknown one, or "" when none is close.
 func suggest(key string) string {
-	candidates := make([]string, 0, len(currentKeys)+len(deprecatedKeys)+len(flinkKeys))
+	catalog := flinkkeys.All()
+	candidates := make([]string, 0, len(currentKeys)+len(deprecatedKeys)+len(catalog))
 	for k := range currentKeys {
 		candidates = append(candidates, k)
 	}
 	for k := range deprecatedKeys {
 		candidates = append(candidates, k)
 	}
-	for _, e := range flinkKeys {
-		if e.status != flinkSupported && !e.namespace() {
-			candidates = append(candidates, e.key)
+	for _, e := range catalog {
+		if e.Status != flinkkeys.Supported && !e.Namespace() {
+			candidates = append(candidates, e.Name)
 		}
 	}
 	sort.Strings(candidates)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/flowstate/flowstate/runtime/config/flinkkeys"
 )
 
 // spelling is one written key of a setting, with what it means.
@@ -305,10 +307,8 @@ func rank(i keyInfo) int {
 // else the current key.
 func (p *parser) flinkName(s spelling, canonical string) string {
 	if s.info.alias {
-		for _, e := range flinkKeys {
-			if e.target == canonical && e.status == flinkAlias {
-				return e.key
-			}
+		if name, ok := flinkkeys.AliasOf(canonical); ok {
+			return name
 		}
 	}
 	return canonical

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowstate/flowstate/runtime/config/flinkkeys"
 	"github.com/flowstate/flowstate/sdk/bytesize"
 )
 
@@ -127,10 +128,10 @@ func parseStorageName(s string) (string, error) {
 // value, like the deprecated values of the seed's Old -> New table, sets legacy.
 func parseBackendName(s string, legacyKey bool) (backendValue, error) {
 	lower := strings.ToLower(strings.TrimSpace(s))
-	if msg, ok := refusedBackends[lower]; ok {
+	if msg, ok := flinkkeys.RefusedBackend(lower); ok {
 		return backendValue{}, fmt.Errorf("%w: %s", ErrUnsupported, msg)
 	}
-	if name, ok := backendAliases[lower]; ok && !(legacyKey && lower == "rocksdb") {
+	if name, ok := flinkkeys.BackendAlias(lower); ok && !(legacyKey && lower == "rocksdb") {
 		return backendValue{name: name, alias: lower}, nil
 	}
 	name, err := parsePluginName(s)
