@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -384,7 +385,8 @@ func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (kb sdk.Keyed
 
 // restoreFailed describes err, the failed restore of operator id's subtask i. A backend that
 // cannot read the snapshot's format (sdk.ErrUnsupported) will not after a restart either:
-// that failure is Permanent, and says so when another backend took the checkpoint.
+// that failure is permanent (restart.Permanent), and says so when another backend took the
+// checkpoint.
 func (a *attempt) restoreFailed(id string, i int, err error) error {
 	m := a.env.Restore
 	err = fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", id, i, m.CheckpointID, a.env.BackendName, err)
@@ -396,5 +398,5 @@ func (a *attempt) restoreFailed(id string, i int, err error) error {
 			"(runner stop --savepoint), and if an earlier job of this name wrote it into this checkpoint directory, give this job its own "+
 			"job.name or execution.checkpointing.dir", err, m.Backend)
 	}
-	return Permanent(err)
+	return restart.Permanent(err)
 }
