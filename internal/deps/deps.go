@@ -3,7 +3,9 @@
 // the repository outside itself, and requires only go-plugin, gRPC, protobuf and hclog; a
 // plugin, its tests included, imports neither the runtime nor another plugin, and its
 // binary does not link the host end of the SDK; the runtime reaches the plugins only
-// through the registry of built-in plugins, plugins/builtin; the third-party example
-// needs nothing of the repository but the SDK. The test reads the import graph with go
-// list -deps -test.
+// through the registry of built-in plugins, plugins/builtin; the engine (runtime/dataflow)
+// reaches neither the monitor nor Prometheus, nor the runner, the plugin host or a
+// command, and the restart strategy (runtime/restart) none of those nor the engine; the
+// third-party example needs nothing of the repository but the SDK. The test reads the
+// import graph with go list -deps -test.
 package deps

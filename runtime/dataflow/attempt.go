@@ -23,6 +23,7 @@ type attempt struct {
 	job        *Job
 	env        *Env
 	log        hclog.Logger
+	events     Events // env.Events, or noEvents
 	acks       chan ack
 	sourceDone chan int
 	finish     chan struct{}
@@ -151,6 +152,10 @@ func newAttempt(job *Job, env *Env) *attempt {
 		sourceDone: make(chan int, job.Parallelism),
 		finish:     make(chan struct{}),
 		drain:      make(chan struct{}),
+		events:     env.Events,
+	}
+	if a.events == nil {
+		a.events = noEvents{}
 	}
 	a.finishedSource = a.restoredFinished()
 	if env.Restore != nil {
@@ -215,7 +220,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 			return closers, err
 		}
 		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, max(1, env.MaxConcurrent)), rate: job.Rate / float64(p),
-			records: env.Monitor.Subtask(job.sourceID, i)})
+			records: a.events.Subtask(job.sourceID, i)})
 	}
 	a.restoring = a.restoreProgress()
 	defer func() { a.restoring.Finish(err) }()
@@ -227,9 +232,9 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 				return closers, err
 			}
 			t := &stageTask{a: a, idx: i, st: st, in: inboxes[k][i], inputs: p, notify: make(chan struct{}, 1), done: a.completed.Load(),
-				records: env.Monitor.Subtask(st.id, i)}
+				records: a.events.Subtask(st.id, i)}
 			if k == last {
-				t.sinkRecords = env.Monitor.Subtask(SinkID, i)
+				t.sinkRecords = a.events.Subtask(SinkID, i)
 			}
 			empty := false
 			if len(st.states) > 0 {

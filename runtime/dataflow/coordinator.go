@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
-	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -73,14 +72,14 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 	trigger := func(final bool, req *SavepointRequest) error {
 		id := env.Checkpoints.NextID()
 		p := &pendingCheckpoint{started: time.Now(), final: final, request: req}
-		kind := monitor.Checkpoint
+		kind := KindCheckpoint
 		switch {
 		case req != nil && req.Stop:
-			kind = monitor.SyncSavepoint
+			kind = KindSyncSavepoint
 		case req != nil:
-			kind = monitor.Savepoint
+			kind = KindSavepoint
 		}
-		env.Monitor.CheckpointTriggered(id, kind, p.started)
+		a.events.CheckpointTriggered(id, kind, p.started)
 		var err error
 		access := env.Checkpoints.Access()
 		// Setting up the location is part of the checkpoint: a storage that hangs here
@@ -100,7 +99,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 				err = fmt.Errorf("checkpoint %d: initialize location: %w", id, err)
 			}
 			retry.Reset(retryDelay)
-			env.Monitor.CheckpointFailed(id, time.Now(), err.Error())
+			a.events.CheckpointFailed(id, time.Now(), err.Error())
 			if req != nil && !final { // a drain's final savepoint is tried again
 				req.Reply <- SavepointResult{Err: err}
 				return nil
@@ -108,7 +107,7 @@ func (a *attempt) coordinate(ctx context.Context, tasksDone <-chan struct{}) err
 			return a.failed(&failures, err)
 		}
 		full := env.FullFirstCheckpoint && a.completed.Load() == a.restoredID
-		uploaded := func(n int64) { env.Monitor.CheckpointUploaded(id, n) }
+		uploaded := func(n int64) { a.events.CheckpointUploaded(id, n) }
 		p.b = &barrier{id: id, savepoint: req != nil, full: full, streams: checkpoint.Checksummed(p.loc, uploaded), triggered: p.started}
 		p.deadline = time.NewTimer(time.Until(p.started.Add(env.Timeout)))
 		pending[id] = p
@@ -304,7 +303,7 @@ func (a *attempt) failed(failures *int, err error) error {
 // abort disposes of a checkpoint that will not complete and tells the subtasks.
 func (a *attempt) abort(p *pendingCheckpoint, reason error) {
 	p.deadline.Stop()
-	a.env.Monitor.CheckpointFailed(p.b.id, time.Now(), reason.Error())
+	a.events.CheckpointFailed(p.b.id, time.Now(), reason.Error())
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := p.loc.DisposeOnFailure(ctx); err != nil {
@@ -332,12 +331,12 @@ func (a *attempt) poke() {
 	}
 }
 
-// acknowledged tells the monitor of a subtask's successful part of a checkpoint: its
+// acknowledged reports a subtask's successful part of a checkpoint (Env.Events): its
 // timing, the state it references and what it uploaded (the shared streams the latest
 // completed checkpoint already referenced were not uploaded again).
 func (a *attempt) acknowledged(x ack) {
 	env := a.env
-	if env.Monitor == nil {
+	if env.Events == nil {
 		return
 	}
 	old := map[string]bool{}
@@ -357,7 +356,7 @@ func (a *attempt) acknowledged(x ack) {
 			}
 		}
 	}
-	env.Monitor.SubtaskAcknowledged(x.id, x.task, x.subtask, monitor.Ack{
+	a.events.SubtaskAcknowledged(x.id, x.task, x.subtask, AckStats{
 		At: time.Now(), Sync: x.timing.sync, Async: x.timing.async, Alignment: x.timing.alignment,
 		StartDelay: x.timing.startDelay, StateSize: size, CheckpointedSize: added,
 	})
@@ -437,7 +436,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	}
 	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.request != nil, "pointer", loc.ExternalPointer,
 		"bytes", m.StateSize(), "added", m.AddedBytes, "duration", time.Since(p.started).Round(time.Millisecond))
-	env.Monitor.CheckpointCompleted(p.b.id, time.Now(), monitor.CompletedFrom(m, loc.ExternalPointer))
+	a.events.CheckpointCompleted(p.b.id, time.Now(), CompletedStatsFrom(m, loc.ExternalPointer))
 	for _, s := range p.states {
 		if len(s.st.Keyed) > 0 { // the keyed state of the subtask, as this checkpoint holds it
 			var size int64
@@ -446,7 +445,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 					size += f.Handle.Size
 				}
 			}
-			env.Monitor.Subtask(s.op, s.st.Index).SetStateSize(size)
+			a.events.Subtask(s.op, s.st.Index).SetStateSize(size)
 		}
 	}
 	if env.OnCheckpoint != nil {

@@ -259,7 +259,7 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, 
 		CancellationTimeout:   cfg.Restart.CancellationTimeout,
 		OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
 		Fence:                 x.owner.check,
-		Monitor:               x.Monitor,
+		Events:                x.Monitor.Events(),
 		RestoreProgress: func(total int64) dataflow.Progress {
 			return progress.New(progress.Options{Title: "restore", Total: total, Logger: x.Logger})
 		},
