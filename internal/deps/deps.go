@@ -10,6 +10,9 @@
 // the packages beside it) not at all; the runner binary links no plugin code nor goleveldb
 // or minio-go, and runtime/builtins, which names the built-ins for it, imports nothing;
 // runtime/config/flinkkeys, the catalog of Flink's keys, imports nothing of the repository
-// but runtime/builtins; the third-party example needs nothing of the repository but the
-// SDK. The test reads the import graph with go list -deps -test.
+// but runtime/builtins; the engine (runtime/dataflow) reaches neither the monitor nor
+// Prometheus, nor the runner, the plugin host, a command or a plugin, and the restart
+// strategy (runtime/restart) none of those nor the engine; the third-party example needs
+// nothing of the repository but the SDK. The test reads the import graph with go list
+// -deps -test.
 package deps

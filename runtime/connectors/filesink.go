@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/dataflow"
+	"github.com/flowstate/flowstate/runtime/restart"
 )
 
 // FileSink writes records as lines into part files of a directory, exactly once. Each
@@ -178,7 +179,7 @@ func (w *fileWriter) commitOne(p pendingFile) error {
 	}
 	// No restart brings the file back: the checkpoint that holds this transaction cannot
 	// be restored, nor can a later one.
-	return dataflow.Permanent(fmt.Errorf("file sink subtask %d: pending file %s of checkpoint %d is missing, and its committed name %s is not there either: "+
+	return restart.Permanent(fmt.Errorf("file sink subtask %d: pending file %s of checkpoint %d is missing, and its committed name %s is not there either: "+
 		"the records it held are lost; put the file back, restore an older checkpoint or savepoint whose output is committed "+
 		"(runner checkpoints list), or run without --from to start over (the committed output is then moved aside)", w.sub, from, p.Checkpoint, filepath.Base(to)))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -22,6 +23,7 @@ type attempt struct {
 	job        *Job
 	env        *Env
 	log        hclog.Logger
+	events     Events // env.Events, or noEvents
 	acks       chan ack
 	sourceDone chan int
 	finish     chan struct{}
@@ -150,6 +152,10 @@ func newAttempt(job *Job, env *Env) *attempt {
 		sourceDone: make(chan int, job.Parallelism),
 		finish:     make(chan struct{}),
 		drain:      make(chan struct{}),
+		events:     env.Events,
+	}
+	if a.events == nil {
+		a.events = noEvents{}
 	}
 	a.finishedSource = a.restoredFinished()
 	if env.Restore != nil {
@@ -214,7 +220,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 			return closers, err
 		}
 		a.sources = append(a.sources, &sourceTask{a: a, idx: i, reader: r, out: out, triggers: make(chan *barrier, max(1, env.MaxConcurrent)), rate: job.Rate / float64(p),
-			records: env.Monitor.Subtask(job.sourceID, i)})
+			records: a.events.Subtask(job.sourceID, i)})
 	}
 	a.restoring = a.restoreProgress()
 	defer func() { a.restoring.Finish(err) }()
@@ -226,9 +232,9 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 				return closers, err
 			}
 			t := &stageTask{a: a, idx: i, st: st, in: inboxes[k][i], inputs: p, notify: make(chan struct{}, 1), done: a.completed.Load(),
-				records: env.Monitor.Subtask(st.id, i)}
+				records: a.events.Subtask(st.id, i)}
 			if k == last {
-				t.sinkRecords = env.Monitor.Subtask(SinkID, i)
+				t.sinkRecords = a.events.Subtask(SinkID, i)
 			}
 			empty := false
 			if len(st.states) > 0 {
@@ -384,7 +390,8 @@ func (a *attempt) openKeyed(ctx context.Context, st *stage, i int) (kb sdk.Keyed
 
 // restoreFailed describes err, the failed restore of operator id's subtask i. A backend that
 // cannot read the snapshot's format (sdk.ErrUnsupported) will not after a restart either:
-// that failure is Permanent, and says so when another backend took the checkpoint.
+// that failure is permanent (restart.Permanent), and says so when another backend took the
+// checkpoint.
 func (a *attempt) restoreFailed(id string, i int, err error) error {
 	m := a.env.Restore
 	err = fmt.Errorf("restore operator %s subtask %d from checkpoint %d into %s: %w", id, i, m.CheckpointID, a.env.BackendName, err)
@@ -396,5 +403,5 @@ func (a *attempt) restoreFailed(id string, i int, err error) error {
 			"(runner stop --savepoint), and if an earlier job of this name wrote it into this checkpoint directory, give this job its own "+
 			"job.name or execution.checkpointing.dir", err, m.Backend)
 	}
-	return Permanent(err)
+	return restart.Permanent(err)
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
-	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -48,9 +47,10 @@ type Env struct {
 	FullFirstCheckpoint bool
 	// Savepoints receives savepoint requests while the job runs (may be nil).
 	Savepoints <-chan SavepointRequest
-	// Monitor, if set, receives the checkpoints' events (triggered, acknowledged,
-	// completed, failed) and the record counts of every subtask.
-	Monitor *monitor.Monitor
+	// Events, if set, receives the checkpoints' events (triggered, acknowledged,
+	// completed, failed) and the record counts of every subtask (the runner passes the
+	// job's monitor); nil: the run reports nothing.
+	Events Events
 	// RestoreProgress, if set, makes what shows the progress of a restore of total bytes
 	// of keyed state.
 	RestoreProgress func(total int64) Progress

@@ -1,10 +1,3 @@
-// Package dataflow runs stateful stream jobs: replayable sources, stateless
-// transformations, key-by over key groups, keyed operators whose typed state lives in a
-// state backend, and transactional sinks, with aligned checkpoint barriers.
-//
-// A job is a chain of stages. Stage 0 is a source and the stateless transformations after
-// it; every KeyBy starts a new stage headed by a keyed operator. The last stage ends in a
-// sink. Each stage runs as Parallelism subtasks; records cross stages in batches.
 package dataflow
 
 import (

@@ -7,6 +7,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/flowstate/flowstate/runtime/restart"
 )
 
 // What the memory check counts for one subtask and one record in flight.
@@ -108,7 +110,7 @@ func checkMemory(job *Job) error {
 	if lo == 0 {
 		advice = "lower job.batch-size"
 	}
-	return Permanent(fmt.Errorf("job.parallelism %d: %d stages × %d subtasks with batches of %d records (job.batch-size) need about %s of memory, but only %s is available (%s): %s",
+	return restart.Permanent(fmt.Errorf("job.parallelism %d: %d stages × %d subtasks with batches of %d records (job.batch-size) need about %s of memory, but only %s is available (%s): %s",
 		job.Parallelism, len(job.stages), job.Parallelism, job.BatchSize, mib(need), mib(have), from, advice))
 }
 

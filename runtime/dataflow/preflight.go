@@ -2,32 +2,10 @@ package dataflow
 
 import (
 	"context"
-	"errors"
 	"fmt"
+
+	"github.com/flowstate/flowstate/runtime/restart"
 )
-
-// errPermanent marks failures that restarting the job cannot fix.
-var errPermanent = errors.New("restarting cannot fix this")
-
-type permanentError struct{ err error }
-
-func (e permanentError) Error() string { return e.err.Error() }
-func (e permanentError) Unwrap() []error {
-	return []error{e.err, errPermanent}
-}
-
-// Permanent marks err as a failure that restarting cannot fix (a missing input, an
-// output that cannot be written, an incompatible checkpoint): the runner fails the job at
-// once instead of going through the restart strategy. Permanent(nil) is nil.
-func Permanent(err error) error {
-	if err == nil || IsPermanent(err) {
-		return err
-	}
-	return permanentError{err}
-}
-
-// IsPermanent reports whether err, or an error it wraps, was marked by Permanent.
-func IsPermanent(err error) bool { return errors.Is(err, errPermanent) }
 
 // Preflighter is implemented by sources and sinks that can find, before a job starts,
 // mistakes that restarting cannot fix: an input that does not exist, an output that
@@ -49,12 +27,12 @@ type Rewinder interface {
 }
 
 // Preflight runs the Preflight checks of the job's source and sink; a failure is
-// Permanent.
+// permanent (restart.Permanent).
 func (j *Job) Preflight(ctx context.Context) error {
 	for _, c := range []any{j.source, j.sink} {
 		if p, ok := c.(Preflighter); ok {
 			if err := p.Preflight(ctx); err != nil {
-				return Permanent(fmt.Errorf("job %q: %w", j.Name, err))
+				return restart.Permanent(fmt.Errorf("job %q: %w", j.Name, err))
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/restart"
 )
 
 // Redistributor is implemented by sources and sinks whose non-keyed subtask states can be
@@ -47,7 +48,7 @@ func (a *attempt) operatorStates(id string, c any) ([][]byte, error) {
 	old := make([][]byte, os.Parallelism)
 	for _, st := range os.Subtasks {
 		if st.Index < 0 || st.Index >= os.Parallelism {
-			return nil, Permanent(fmt.Errorf("operator %q: checkpoint %d holds the state of subtask %d, but the operator had %d subtasks", id, a.env.Restore.CheckpointID, st.Index, os.Parallelism))
+			return nil, restart.Permanent(fmt.Errorf("operator %q: checkpoint %d holds the state of subtask %d, but the operator had %d subtasks", id, a.env.Restore.CheckpointID, st.Index, os.Parallelism))
 		}
 		old[st.Index] = st.Operator
 	}
@@ -56,14 +57,14 @@ func (a *attempt) operatorStates(id string, c any) ([][]byte, error) {
 	}
 	r, ok := c.(Redistributor)
 	if !ok {
-		return nil, Permanent(fmt.Errorf("operator %q was checkpointed with parallelism %d, the job now has %d: its non-keyed state cannot be redistributed (%T is no dataflow.Redistributor)", id, os.Parallelism, p, c))
+		return nil, restart.Permanent(fmt.Errorf("operator %q was checkpointed with parallelism %d, the job now has %d: its non-keyed state cannot be redistributed (%T is no dataflow.Redistributor)", id, os.Parallelism, p, c))
 	}
 	states, err := r.Redistribute(old, p)
 	if err != nil {
-		return nil, Permanent(fmt.Errorf("operator %q: redistribute the state of %d subtasks of checkpoint %d over %d: %w", id, os.Parallelism, a.env.Restore.CheckpointID, p, err))
+		return nil, restart.Permanent(fmt.Errorf("operator %q: redistribute the state of %d subtasks of checkpoint %d over %d: %w", id, os.Parallelism, a.env.Restore.CheckpointID, p, err))
 	}
 	if len(states) != p {
-		return nil, Permanent(fmt.Errorf("operator %q: %T redistributed the state of %d subtasks into %d states, want %d", id, c, os.Parallelism, len(states), p))
+		return nil, restart.Permanent(fmt.Errorf("operator %q: %T redistributed the state of %d subtasks into %d states, want %d", id, c, os.Parallelism, len(states), p))
 	}
 	a.log.Info("redistributed operator state", "operator", id, "checkpoint", a.env.Restore.CheckpointID, "from", os.Parallelism, "to", p)
 	return states, nil

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
-	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/state"
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -33,7 +32,7 @@ type ack struct {
 	timing  ackTiming
 }
 
-// ackTiming is how a subtask's part of a checkpoint went, for the monitor.
+// ackTiming is how a subtask's part of a checkpoint went, for Env.Events.
 type ackTiming struct {
 	sync, async, alignment, startDelay time.Duration
 }
@@ -50,8 +49,8 @@ type sourceTask struct {
 	reader   SourceReader
 	out      *output
 	triggers chan *barrier
-	rate     float64          // records per second for this subtask; 0: no limit
-	records  *monitor.Subtask // the subtask's record counts
+	rate     float64       // records per second for this subtask; 0: no limit
+	records  SubtaskEvents // the subtask's record counts
 }
 
 func (t *sourceTask) run(ctx context.Context) error {
@@ -167,7 +166,7 @@ type stageTask struct {
 	pauses []time.Duration
 	// records and sinkRecords count the operator's and its sink's records; seenID and
 	// seenAt say when the barrier being aligned first reached the subtask.
-	records, sinkRecords *monitor.Subtask
+	records, sinkRecords SubtaskEvents
 	seenID               int64
 	seenAt               time.Time
 }

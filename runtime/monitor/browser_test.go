@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/flowstate/flowstate/internal/testbin"
+	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
 // TestWebPageInBrowser loads the job page of a running job in headless Chromium while the
@@ -89,18 +90,18 @@ func TestWebPageInBrowser(t *testing.T) {
 	// While the page is open, the checkpoint completes and the next one fails.
 	records(3_000)
 	for _, a := range last.acks[2:] {
-		m.SubtaskAcknowledged(last.id, a.task, a.subtask, Ack{
+		m.SubtaskAcknowledged(last.id, a.task, a.subtask, dataflow.AckStats{
 			Sync: a.sync, Async: a.async, Alignment: a.align, StartDelay: a.wait, StateSize: a.size, CheckpointedSize: a.added,
 		})
 	}
-	m.CheckpointCompleted(last.id, now(), Completed{StateSize: last.full, CheckpointedSize: last.added, ExternalPath: last.path()})
+	m.CheckpointCompleted(last.id, now(), dataflow.CompletedStats{StateSize: last.full, CheckpointedSize: last.added, ExternalPath: last.path()})
 	if err := chromedp.Do(bctx, chromedp.WaitVisible(chromedp.CSS(row(last.id, StatusCompleted)))); err != nil {
 		t.Fatalf("the page never showed checkpoint %d completed: %v", last.id, err)
 	}
 	failedID := last.id + 1
 	reason := fmt.Sprintf("checkpoint %d declined: operator count subtask 0: upload snapshot: fsstorage: write chk-%d/shared/3f2a: input/output error (injected storage fault)", failedID, failedID)
-	m.CheckpointTriggered(failedID, Checkpoint, now())
-	m.SubtaskAcknowledged(failedID, "source", 0, Ack{Sync: time.Millisecond, StateSize: 80, CheckpointedSize: 80})
+	m.CheckpointTriggered(failedID, dataflow.KindCheckpoint, now())
+	m.SubtaskAcknowledged(failedID, "source", 0, dataflow.AckStats{Sync: time.Millisecond, StateSize: 80, CheckpointedSize: 80})
 	m.CheckpointFailed(failedID, now(), reason)
 	failure := row(failedID, StatusFailed) + ` td.failure`
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](fmt.Sprintf(

@@ -3,67 +3,23 @@ package monitor
 import (
 	"time"
 
-	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
-// Kind says what a checkpoint is.
-type Kind int
-
-const (
-	// Checkpoint is a periodic (or final) checkpoint.
-	Checkpoint Kind = iota
-	// Savepoint is a savepoint the job goes on after.
-	Savepoint
-	// SyncSavepoint is a savepoint that stops the job (stop --savepoint).
-	SyncSavepoint
-)
-
-func (k Kind) checkpointType() string {
+// checkpointType is the name Flink's REST API gives a checkpoint of kind k.
+func checkpointType(k dataflow.CheckpointKind) string {
 	switch k {
-	case Savepoint:
+	case dataflow.KindSavepoint:
 		return TypeSavepoint
-	case SyncSavepoint:
+	case dataflow.KindSyncSavepoint:
 		return TypeSyncSavepoint
 	}
 	return TypeCheckpoint
 }
 
-// Ack is one subtask's acknowledgement of a checkpoint, as the coordinator receives it.
-type Ack struct {
-	// At is when the acknowledgement arrived; the Monitor's clock when zero.
-	At time.Time
-	// Sync is the synchronous part of the subtask's snapshot (processing paused), Async the
-	// upload that followed while processing went on.
-	Sync, Async time.Duration
-	// Alignment is the time from the checkpoint's first barrier reaching the subtask to
-	// the last (0 for a subtask with one input).
-	Alignment time.Duration
-	// StartDelay is the time from the trigger to the first barrier reaching the subtask,
-	// when the runtime measures it.
-	StartDelay time.Duration
-	// StateSize is the bytes of state the subtask's part references; CheckpointedSize the
-	// bytes it uploaded for this checkpoint (less for an incremental snapshot).
-	StateSize, CheckpointedSize int64
-}
-
-// Completed describes a completed checkpoint.
-type Completed struct {
-	// StateSize is the whole state the checkpoint references (Metadata.StateSize);
-	// CheckpointedSize what this checkpoint uploaded (Metadata.AddedBytes).
-	StateSize, CheckpointedSize int64
-	// ExternalPath is the checkpoint's pointer.
-	ExternalPath string
-}
-
-// CompletedFrom describes the completed checkpoint whose metadata is m and pointer
-// pointer, with the sizes `runner checkpoints list` shows for it.
-func CompletedFrom(m *checkpoint.Metadata, pointer string) Completed {
-	return Completed{StateSize: m.StateSize(), CheckpointedSize: m.AddedBytes, ExternalPath: pointer}
-}
-
 // CheckpointTriggered records that checkpoint id was triggered at at (the Monitor's clock
 // when zero).
-func (m *Monitor) CheckpointTriggered(id int64, kind Kind, at time.Time) {
+func (m *Monitor) CheckpointTriggered(id int64, kind dataflow.CheckpointKind, at time.Time) {
 	if m == nil {
 		return
 	}
@@ -90,7 +46,7 @@ func (m *Monitor) CheckpointUploaded(id int64, n int64) {
 // SubtaskAcknowledged records subtask's acknowledgement of checkpoint id in task (the id of
 // the operator heading it). Acknowledgements of checkpoints no longer in progress are
 // ignored.
-func (m *Monitor) SubtaskAcknowledged(id int64, task string, subtask int, ack Ack) {
+func (m *Monitor) SubtaskAcknowledged(id int64, task string, subtask int, ack dataflow.AckStats) {
 	if m == nil {
 		return
 	}
@@ -102,7 +58,7 @@ func (m *Monitor) SubtaskAcknowledged(id int64, task string, subtask int, ack Ac
 	}
 	ack.At = m.at(ack.At)
 	if c.acks[task] == nil {
-		c.acks[task] = map[int]Ack{}
+		c.acks[task] = map[int]dataflow.AckStats{}
 	}
 	c.acks[task][subtask] = ack
 	if ack.At.After(c.latestAck) {
@@ -112,7 +68,7 @@ func (m *Monitor) SubtaskAcknowledged(id int64, task string, subtask int, ack Ac
 
 // CheckpointCompleted records that checkpoint id completed at at (its metadata is
 // published).
-func (m *Monitor) CheckpointCompleted(id int64, at time.Time, done Completed) {
+func (m *Monitor) CheckpointCompleted(id int64, at time.Time, done dataflow.CompletedStats) {
 	if m == nil {
 		return
 	}
@@ -127,7 +83,7 @@ func (m *Monitor) CheckpointCompleted(id int64, at time.Time, done Completed) {
 	m.cps.durations.add(c.duration())
 	m.cps.stateSizes.add(c.stateSize)
 	m.cps.checkpointedSizes.add(c.checkpointedSize)
-	if c.kind == Checkpoint {
+	if c.kind == dataflow.KindCheckpoint {
 		m.cps.latestCompleted = c
 	} else {
 		m.cps.latestSavepoint = c

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
+	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -33,8 +34,8 @@ func TestCompletedFromMetadata(t *testing.T) {
 
 	clock := newFakeClock()
 	m := startJob(clock)
-	m.CheckpointTriggered(2, Checkpoint, clock.Now())
-	m.CheckpointCompleted(2, clock.Now(), CompletedFrom(cur, "file:///ckpt/orders/chk-2"))
+	m.CheckpointTriggered(2, dataflow.KindCheckpoint, clock.Now())
+	m.CheckpointCompleted(2, clock.Now(), dataflow.CompletedStatsFrom(cur, "file:///ckpt/orders/chk-2"))
 	srv := serve(t, m)
 	v := getJSONT(t, srv.URL+"/jobs/orders/checkpoints/details/2", http.StatusOK)
 	if got := num(t, v, "state_size"); got != wantSize {

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
 // TestMetricsFollowCheckpoints scrapes /metrics after each checkpoint event and checks the
@@ -39,7 +41,7 @@ func TestMetricsFollowCheckpoints(t *testing.T) {
 			failed++
 		default:
 			completed++
-			if e.kind == Checkpoint {
+			if e.kind == dataflow.KindCheckpoint {
 				last = &testCheckpoints[i]
 			}
 		}
@@ -274,9 +276,9 @@ func TestNilMonitor(t *testing.T) {
 	m.Restarted()
 	m.PluginRestarted("x", 1)
 	m.ObservePluginCall("x", "Get", time.Millisecond)
-	m.CheckpointTriggered(1, Checkpoint, time.Time{})
-	m.SubtaskAcknowledged(1, "a", 0, Ack{})
-	m.CheckpointCompleted(1, time.Time{}, Completed{})
+	m.CheckpointTriggered(1, dataflow.KindCheckpoint, time.Time{})
+	m.SubtaskAcknowledged(1, "a", 0, dataflow.AckStats{})
+	m.CheckpointCompleted(1, time.Time{}, dataflow.CompletedStats{})
 	m.CheckpointFailed(1, time.Time{}, "x")
 	m.CheckpointDiscarded(1)
 	m.RestoredFrom(1, time.Time{}, "", false)

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
 // TestCheckpointsREST feeds the scenario and checks GET /jobs/orders/checkpoints field by
@@ -40,7 +42,7 @@ func TestCheckpointsREST(t *testing.T) {
 			durations = append(durations, e.took.Milliseconds())
 			sizes = append(sizes, e.full)
 			added = append(added, e.added)
-			if e.kind == Checkpoint {
+			if e.kind == dataflow.KindCheckpoint {
 				lastCompleted = e
 			} else {
 				lastSavepoint = e
@@ -88,7 +90,7 @@ func TestCheckpointsREST(t *testing.T) {
 		if got := str(t, entry, "status"); got != wantStatus(e) {
 			t.Errorf("%s.status = %q, want %q", where, got, wantStatus(e))
 		}
-		if got := jpath(t, entry, "is_savepoint"); got != (e.kind != Checkpoint) {
+		if got := jpath(t, entry, "is_savepoint"); got != (e.kind != dataflow.KindCheckpoint) {
 			t.Errorf("%s.is_savepoint = %v", where, got)
 		}
 		wantSize, wantAdded := e.full, e.added
@@ -121,7 +123,7 @@ func TestCheckpointsREST(t *testing.T) {
 		if got := num(t, entry, "num_acknowledged_subtasks"); got != float64(len(e.acks)) {
 			t.Errorf("%s.num_acknowledged_subtasks = %v, want %d", where, got, len(e.acks))
 		}
-		wantType := map[Kind]string{Checkpoint: "CHECKPOINT", Savepoint: "SAVEPOINT", SyncSavepoint: "SYNC_SAVEPOINT"}[e.kind]
+		wantType := map[dataflow.CheckpointKind]string{dataflow.KindCheckpoint: "CHECKPOINT", dataflow.KindSavepoint: "SAVEPOINT", dataflow.KindSyncSavepoint: "SYNC_SAVEPOINT"}[e.kind]
 		if got := str(t, entry, "checkpoint_type"); got != wantType {
 			t.Errorf("%s.checkpoint_type = %q, want %q", where, got, wantType)
 		}

@@ -3,6 +3,8 @@ package monitor
 import (
 	"fmt"
 	"time"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
 // The scenario the tests feed: a job "orders" with a source and a keyed stage of two
@@ -37,7 +39,7 @@ type ackEvent struct {
 // is "", failed with fail otherwise; still in progress when took is 0).
 type cpEvent struct {
 	id          int64
-	kind        Kind
+	kind        dataflow.CheckpointKind
 	at, took    time.Duration
 	acks        []ackEvent
 	fail        string
@@ -77,7 +79,7 @@ var testCheckpoints = []cpEvent{
 	{id: 2, at: 20 * time.Second, took: 850 * time.Millisecond, full: 52_000, added: 12_000, acks: fullAcks(52_000, 12_000, 850*time.Millisecond)},
 	{id: 3, at: 30 * time.Second, took: 2 * time.Minute, fail: "checkpoint 3 expired after 2m0s (execution.checkpointing.timeout) with 3 of 4 subtasks acknowledged",
 		acks: fullAcks(60_000, 9_000, 2*time.Minute)[:3]},
-	{id: 4, kind: Savepoint, at: 2*time.Minute + 40*time.Second, took: 3 * time.Second, full: 61_000, added: 61_000, acks: fullAcks(61_000, 61_000, 3*time.Second)},
+	{id: 4, kind: dataflow.KindSavepoint, at: 2*time.Minute + 40*time.Second, took: 3 * time.Second, full: 61_000, added: 61_000, acks: fullAcks(61_000, 61_000, 3*time.Second)},
 	{id: 5, at: 2*time.Minute + 50*time.Second, took: 990 * time.Millisecond, full: 63_500, added: 7_700, acks: fullAcks(63_500, 7_700, 990*time.Millisecond)},
 	{id: 6, at: 3 * time.Minute, took: 400 * time.Millisecond, fail: "checkpoint 6 declined: operator count subtask 1: upload snapshot: fsstorage: write chk-6/shared/x: no space left on device",
 		acks: fullAcks(64_000, 7_000, 400*time.Millisecond)[:2]},
@@ -89,7 +91,7 @@ func feed(m *Monitor, start time.Time, e cpEvent) {
 	trigger := start.Add(e.at)
 	m.CheckpointTriggered(e.id, e.kind, trigger)
 	for _, a := range e.acks {
-		m.SubtaskAcknowledged(e.id, a.task, a.subtask, Ack{
+		m.SubtaskAcknowledged(e.id, a.task, a.subtask, dataflow.AckStats{
 			At: trigger.Add(a.after), Sync: a.sync, Async: a.async, Alignment: a.align, StartDelay: a.wait,
 			StateSize: a.size, CheckpointedSize: a.added,
 		})
@@ -99,7 +101,7 @@ func feed(m *Monitor, start time.Time, e cpEvent) {
 	case e.fail != "":
 		m.CheckpointFailed(e.id, trigger.Add(e.took), e.fail)
 	default:
-		m.CheckpointCompleted(e.id, trigger.Add(e.took), Completed{StateSize: e.full, CheckpointedSize: e.added, ExternalPath: e.path()})
+		m.CheckpointCompleted(e.id, trigger.Add(e.took), dataflow.CompletedStats{StateSize: e.full, CheckpointedSize: e.added, ExternalPath: e.path()})
 	}
 }
 

@@ -3,6 +3,8 @@ package monitor
 import (
 	"slices"
 	"time"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
 // checkpoints is the checkpoint statistics tracker: counts, the summary of completed
@@ -29,7 +31,7 @@ func newCheckpoints(historySize int) *checkpoints {
 // cpStats is one checkpoint as the tracker knows it.
 type cpStats struct {
 	id                      int64
-	kind                    Kind
+	kind                    dataflow.CheckpointKind
 	status                  string
 	trigger, latestAck, end time.Time
 	stateSize               int64
@@ -39,7 +41,7 @@ type cpStats struct {
 	failure                 string
 	uploaded                int64 // bytes written to the storage so far
 	tasks                   []TaskInfo
-	acks                    map[string]map[int]Ack
+	acks                    map[string]map[int]dataflow.AckStats
 }
 
 // get returns checkpoint id, adding it in progress (triggered at at) when it is new.
@@ -47,7 +49,7 @@ func (cs *checkpoints) get(id int64, at time.Time) *cpStats {
 	if c := cs.byID[id]; c != nil {
 		return c
 	}
-	c := &cpStats{id: id, status: StatusInProgress, trigger: at, acks: map[string]map[int]Ack{}}
+	c := &cpStats{id: id, status: StatusInProgress, trigger: at, acks: map[string]map[int]dataflow.AckStats{}}
 	cs.byID[id] = c
 	cs.order = append(cs.order, id)
 	cs.counts.Total++
@@ -121,8 +123,8 @@ func (c *cpStats) view() CheckpointStatistics {
 			CheckpointedSize: checkpointed, StateSize: state, EndToEndDuration: c.duration(),
 			NumSubtasks: expected, NumAcknowledgedSubtasks: acked,
 		},
-		IsSavepoint: c.kind != Checkpoint, TriggerTimestamp: millis(c.trigger),
-		CheckpointType: c.kind.checkpointType(), Tasks: map[string]TaskCheckpointStatistics{},
+		IsSavepoint: c.kind != dataflow.KindCheckpoint, TriggerTimestamp: millis(c.trigger),
+		CheckpointType: checkpointType(c.kind), Tasks: map[string]TaskCheckpointStatistics{},
 		UploadedSize: c.uploaded,
 	}
 	if !c.latestAck.IsZero() {

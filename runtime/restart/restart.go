@@ -2,6 +2,15 @@
 // how long it waits first: Apache Flink's restart strategies (fixed-delay, failure-rate,
 // exponential-delay and none), with Flink's semantics, one Policy type per strategy. A
 // policy lives as long as one run of the job; time comes from an injected Clock.
+//
+// It also owns the mark of the failures no restart can fix (Permanent, IsPermanent): the
+// engine (runtime/dataflow), the connectors and the runner mark such errors where they
+// find them, and the runner fails the job on a marked error without asking the policy.
+//
+// restart sits below everything that fails a job: it imports nothing of the repository but
+// the configuration's types (runtime/config), and must never import the engine
+// (runtime/dataflow), the runner (runtime/runner), the monitor (runtime/monitor), the
+// plugin host (runtime/pluginhost) or cmd/..., which all import it.
 package restart
 
 import (

@@ -235,7 +235,7 @@ func (x *Executor) jobInfo(job *dataflow.Job, pl *plugins) monitor.JobInfo {
 // permanent reports whether err is one that restarting cannot fix: marked so, an
 // incompatible checkpoint, or a job another runner holds.
 func permanent(err error) bool {
-	return dataflow.IsPermanent(err) || errors.Is(err, checkpoint.ErrIncompatible) || errors.As(err, new(*lease.HeldError))
+	return restart.IsPermanent(err) || errors.Is(err, checkpoint.ErrIncompatible) || errors.As(err, new(*lease.HeldError))
 }
 
 // attempt runs one attempt of job from restore (nil: fresh).
@@ -256,7 +256,7 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, pl *plugins, 
 		CancellationTimeout:   cfg.Restart.CancellationTimeout,
 		OnCancellationTimeout: func(n int) { x.killStuck(pl, n, cfg.Restart.CancellationTimeout) },
 		Fence:                 x.owner.check,
-		Monitor:               x.Monitor,
+		Events:                x.Monitor.Events(),
 		RestoreProgress: func(total int64) dataflow.Progress {
 			return progress.New(progress.Options{Title: "restore", Total: total, Logger: x.Logger})
 		},
@@ -334,7 +334,7 @@ func (x *Executor) open(ctx context.Context) (*plugins, error) {
 		return nil, fmt.Errorf("state backend %q (state.backend.type): %w", cfg.StateBackend, err)
 	}
 	if _, ok := backend.StateBackend(); !ok {
-		return nil, dataflow.Permanent(fmt.Errorf("state.backend.type: plugin %q is not a state backend (it serves %v)", cfg.StateBackend, backend.Info().Kinds))
+		return nil, restart.Permanent(fmt.Errorf("state.backend.type: plugin %q is not a state backend (it serves %v)", cfg.StateBackend, backend.Info().Kinds))
 	}
 	pl := &plugins{backend: backend, storage: backend}
 	if cfg.CheckpointStorage != cfg.StateBackend {
@@ -343,7 +343,7 @@ func (x *Executor) open(ctx context.Context) (*plugins, error) {
 		}
 	}
 	if _, ok := pl.storage.CheckpointStorage(); !ok {
-		return nil, dataflow.Permanent(fmt.Errorf("execution.checkpointing.storage: plugin %q is not a checkpoint storage (it serves %v)", cfg.CheckpointStorage, pl.storage.Info().Kinds))
+		return nil, restart.Permanent(fmt.Errorf("execution.checkpointing.storage: plugin %q is not a checkpoint storage (it serves %v)", cfg.CheckpointStorage, pl.storage.Info().Kinds))
 	}
 	return pl, nil
 }
@@ -357,7 +357,7 @@ func (x *Executor) openPlugin(ctx context.Context, name string) (*pluginhost.Ins
 		err = in.Restart(ctx)
 	}
 	if err != nil && !errors.Is(err, host.ErrExited) && ctx.Err() == nil {
-		return nil, dataflow.Permanent(err)
+		return nil, restart.Permanent(err)
 	}
 	return in, err
 }
@@ -390,7 +390,7 @@ func (x *Executor) configureOne(ctx context.Context, in *pluginhost.Instance, op
 	var oe *sdk.OptionError
 	if errors.As(err, &oe) {
 		key := x.Config.OptionKey(in.Name(), oe.Option)
-		return dataflow.Permanent(fmt.Errorf("%s: plugin %s refused option %q (value %q): %w", x.Config.Locate(key), in.Name(), oe.Option, oe.Value, oe.Err))
+		return restart.Permanent(fmt.Errorf("%s: plugin %s refused option %q (value %q): %w", x.Config.Locate(key), in.Name(), oe.Option, oe.Value, oe.Err))
 	}
 	return fmt.Errorf("configure plugin %s: %w", in.Name(), err)
 }
@@ -402,7 +402,7 @@ func (x *Executor) access(ctx context.Context, in *pluginhost.Instance, jobID st
 	if err != nil {
 		err = fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), jobID, err)
 		if errors.Is(err, sdk.ErrInvalidArgument) { // the storage refused the job's id
-			err = dataflow.Permanent(err)
+			err = restart.Permanent(err)
 		}
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/config/explain"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
 )
 
@@ -100,7 +101,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 			if err != errNoCheckpoint { // some are there, damaged
 				hint = "restore a savepoint or another checkpoint with --from POINTER, or run without --from to start fresh"
 			}
-			return nil, dataflow.Permanent(fmt.Errorf("--from latest: %w in checkpoint storage %s; %s", err, r.storageText(), hint))
+			return nil, restart.Permanent(fmt.Errorf("--from latest: %w in checkpoint storage %s; %s", err, r.storageText(), hint))
 		}
 		if err != nil {
 			return nil, fmt.Errorf("--from latest: job %q: %w", r.job.Name, err)
@@ -112,7 +113,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 		if err != nil {
 			err = fmt.Errorf("--from %s: %w", from, err)
 			if refused(err) { // the storage answered: starting again will not change it
-				err = dataflow.Permanent(err)
+				err = restart.Permanent(err)
 			}
 			return nil, err
 		}
@@ -164,7 +165,7 @@ func (r *recovery) leftToResume() string {
 
 // afterFailure brings back the plugins a failure took down and returns the checkpoint the
 // next attempt restores (nil: start over). An error that restarting cannot fix is
-// dataflow.Permanent; any other error is one more failure for the restart strategy.
+// restart.Permanent; any other error is one more failure for the restart strategy.
 func (r *recovery) afterFailure(ctx context.Context) (*checkpoint.Metadata, error) {
 	if err := r.ensure(ctx); err != nil {
 		return nil, err
@@ -188,7 +189,7 @@ func (r *recovery) prepare(ctx context.Context, c *checkpoint.Completed) (*check
 	if c != nil {
 		m, id = c.Metadata, c.Metadata.CheckpointID
 		if err := r.shape.CheckRestore(m, r.allowNonRestored); err != nil {
-			return nil, dataflow.Permanent(fmt.Errorf("restore %s: %w", c.Location.ExternalPointer, err))
+			return nil, restart.Permanent(fmt.Errorf("restore %s: %w", c.Location.ExternalPointer, err))
 		}
 	}
 	moved, where, err := r.job.RewindOutput(ctx, id)
@@ -371,7 +372,7 @@ func (r *recovery) reopenStorage(ctx context.Context) error {
 	lost := fmt.Errorf("checkpoint storage %s restarted and checkpoint %d (%s) is gone with it: %s keeps checkpoints in its process memory unless it has a directory, so they die with the process: %w",
 		name, latest.Metadata.CheckpointID, latest.Location.ExternalPointer, name, err)
 	if !r.x.Config.Restart.StartOverOnCheckpointLoss {
-		return dataflow.Permanent(fmt.Errorf("%w; stopping rather than pretending to restore (set execution.recovery.start-over-on-checkpoint-loss: true to start the job over, or use fsstorage)", lost))
+		return restart.Permanent(fmt.Errorf("%w; stopping rather than pretending to restore (set execution.recovery.start-over-on-checkpoint-loss: true to start the job over, or use fsstorage)", lost))
 	}
 	r.log.Warn("starting the job over from the beginning", "reason", lost)
 	r.store.Forget()
