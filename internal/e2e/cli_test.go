@@ -94,18 +94,12 @@ func TestRestartLimitStopsTheJob(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 20000, nil)
 	s.edit(t, map[string]any{"restart-strategy.fixed-delay.attempts": 0})
 	r := s.run(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if pid := pluginOf(r.cmd.Process.Pid, "hashmap"); pid > 0 {
-			time.Sleep(300 * time.Millisecond)
-			syscall.Kill(pid, syscall.SIGKILL)
-			break
-		}
-		if time.Now().After(deadline) || r.exited() {
-			t.Fatalf("no backend plugin seen:\n%s", r.out.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	waitOutput(t, r, "checkpoint complete", time.Minute) // the job runs: past the plugins' start-up
+	pid := pluginOf(r.cmd.Process.Pid, "hashmap")
+	if pid == 0 {
+		t.Fatalf("no backend plugin of the running job:\n%s", tail(r.out.String(), 20))
 	}
+	syscall.Kill(pid, syscall.SIGKILL)
 	if err := r.wait(t, time.Minute); err == nil {
 		t.Fatalf("runner exited 0 though restarts were exhausted:\n%s", r.out.String())
 	}

@@ -46,17 +46,13 @@ func post(t *testing.T, url, ctype, body string, extra map[string]string) (int, 
 // endpoint yet), for up to a minute, and returns its output.
 func retried(t *testing.T, r *runner, args ...string) string {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		out, err := runnerCmd(t, args...)
-		if err == nil {
-			return out
-		}
-		if r.exited() || time.Now().After(deadline) {
-			t.Fatalf("runner %s: %v\nrunner:\n%s", strings.Join(args, " "), err, tail(r.out.String(), 20))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var out string
+	waitFor(t, r, "runner "+strings.Join(args, " ")+" to succeed", time.Minute, func(string) error {
+		var err error
+		out, err = runnerCmd(t, args...)
+		return err
+	})
+	return out
 }
 
 // tokenClient returns a client of the control endpoint at addr that sends the token its
@@ -175,7 +171,7 @@ func TestCLIOverTLS(t *testing.T) {
 	})
 	r := s.run(t)
 	addr := controlAddress(t, r)
-	waitFor(t, r, "control endpoint and web page: https://"+addr+"/", 30*time.Second)
+	waitOutput(t, r, "control endpoint and web page: https://"+addr+"/", 30*time.Second)
 	if resp, err := http.Get("http://" + addr + "/v1/job"); err == nil {
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusOK {
@@ -211,6 +207,34 @@ func openFilesOf(t *testing.T, pid int) int {
 	return len(fds)
 }
 
+// sampleOpenFiles counts pid's file descriptors every period while wait runs, and returns
+// the most it counted.
+func sampleOpenFiles(t *testing.T, pid int, every time.Duration, wait func()) int {
+	t.Helper()
+	stop, peak := make(chan struct{}), make(chan int, 1)
+	go func() {
+		most := 0
+		tick := time.NewTicker(every) // the measurement's sampling period
+		defer tick.Stop()
+		for {
+			if fds, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/fd"); err == nil {
+				most = max(most, len(fds))
+			}
+			select {
+			case <-stop:
+				peak <- most
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	func() {
+		defer close(stop) // also when wait fails the test
+		wait()
+	}()
+	return <-peak
+}
+
 // TestHeldConnectionsLeaveTheRunnerItsDescriptors: 200 connections to the control
 // endpoint that send nothing take at most the endpoint's bound (32) of the runner's
 // descriptors while the job goes on checkpointing; once they are gone, stop works.
@@ -219,7 +243,7 @@ func TestHeldConnectionsLeaveTheRunnerItsDescriptors(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 3000, nil)
 	r := s.run(t)
 	addr := controlAddress(t, r)
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 	pid := r.cmd.Process.Pid
 	base := openFilesOf(t, pid)
 	var conns []net.Conn
@@ -230,17 +254,10 @@ func TestHeldConnectionsLeaveTheRunnerItsDescriptors(t *testing.T) {
 		}
 		conns = append(conns, c)
 	}
-	before := strings.Count(r.out.String(), "checkpoint complete")
-	peak := 0
-	for deadline := time.Now().Add(time.Minute); strings.Count(r.out.String(), "checkpoint complete") < before+5; {
-		if n := openFilesOf(t, pid); n > peak {
-			peak = n
-		}
-		if r.exited() || time.Now().After(deadline) {
-			t.Fatalf("the job completed no 5 checkpoints with %d connections held:\n%s", held, tail(r.out.String(), 20))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	before := r.count(completedLine)
+	peak := sampleOpenFiles(t, pid, 10*time.Millisecond, func() {
+		waitMatches(t, r, completedLine, before+5, time.Minute) // 5 checkpoints with the connections held
+	})
 	t.Logf("runner descriptors: %d before, %d at the peak with %d connections held", base, peak, held)
 	if peak > base+bound+slack {
 		t.Fatalf("the runner held %d descriptors with %d connections held, %d before; want at most %d more", peak, held, base, bound+slack)

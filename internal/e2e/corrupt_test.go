@@ -23,13 +23,7 @@ func checkpointsAfterKill(t *testing.T) (*wordcountSetup, []string) {
 	s := newWordcount(t, "hashmap", "filesystem", 3<<20, 20000, map[string]any{"execution.checkpointing.data-inline-threshold": 0})
 	s.edit(t, map[string]any{"execution.checkpointing.num-retained": 3, "restart-strategy.fixed-delay.attempts": 1})
 	r := s.run(t)
-	deadline := time.Now().Add(30 * time.Second)
-	for len(completedLine.FindAllString(r.out.String(), -1)) < 3 {
-		if time.Now().After(deadline) || r.exited() {
-			t.Fatalf("three checkpoints did not complete:\n%s", tail(r.out.String(), 30))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitMatches(t, r, completedLine, 3, 30*time.Second)
 	plugins := []int{pluginOf(r.cmd.Process.Pid, "hashmap"), pluginOf(r.cmd.Process.Pid, "fsstorage")}
 	r.cmd.Process.Kill()
 	<-r.done

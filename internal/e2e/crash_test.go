@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"maps"
 	"math/rand"
 	"os"
@@ -148,7 +149,7 @@ func TestCrashRecovery(t *testing.T) {
 				}
 				kills := 0
 				for kills < 3 && !r.exited() {
-					time.Sleep(time.Duration(300+rng.Intn(700)) * time.Millisecond)
+					time.Sleep(time.Duration(300+rng.Intn(700)) * time.Millisecond) // a random moment to kill at: what the test varies, not a wait
 					switch victim {
 					case "backend", "storage":
 						name := backend
@@ -191,17 +192,17 @@ func TestJobManagerStorageLossStops(t *testing.T) {
 	s := newWordcount(t, "hashmap", "jobmanager", 2<<20, 20000, nil)
 	s.edit(t, map[string]any{"execution.checkpointing.dir": nil})
 	r := s.run(t)
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		if pid := pluginOf(r.cmd.Process.Pid, "jmstorage"); pid > 0 && strings.Contains(r.out.String(), "checkpoint complete") {
-			syscall.Kill(pid, syscall.SIGKILL)
-			break
+	var pid int
+	waitFor(t, r, "a completed checkpoint and the jmstorage plugin", 20*time.Second, func(out string) error {
+		if !strings.Contains(out, "checkpoint complete") {
+			return errors.New("no checkpoint complete")
 		}
-		if time.Now().After(deadline) || r.exited() {
-			t.Fatalf("no checkpoint completed in time; output:\n%s", r.out.String())
+		if pid = pluginOf(r.cmd.Process.Pid, "jmstorage"); pid == 0 {
+			return errors.New("no jmstorage process")
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
+	syscall.Kill(pid, syscall.SIGKILL)
 	err := r.wait(t, time.Minute)
 	if err == nil {
 		t.Fatalf("runner exited 0 after losing its in-memory checkpoints:\n%s", r.out.String())

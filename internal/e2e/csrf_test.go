@@ -47,7 +47,7 @@ func TestForeignPageCannotDriveTheJob(t *testing.T) {
 	})
 	r := s.run(t)
 	addr := controlAddress(t, r)
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 
 	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -67,12 +67,7 @@ func TestForeignPageCannotDriveTheJob(t *testing.T) {
 		t.Fatalf("the foreign page read the job's overview: %s", res["overview"])
 	}
 	// The job goes on: two more checkpoints complete after the attempts were answered.
-	seen := strings.Count(r.out.String(), "checkpoint complete")
-	for deadline := time.Now().Add(time.Minute); strings.Count(r.out.String(), "checkpoint complete") < seen+2; time.Sleep(20 * time.Millisecond) {
-		if r.exited() || time.Now().After(deadline) {
-			t.Fatalf("the job did not go on after the foreign page's requests:\n%s", tail(r.out.String(), 30))
-		}
-	}
+	waitMatches(t, r, completedLine, r.count(completedLine)+2, time.Minute)
 	// The browser sent both POSTs (an opaque answer is the server's): the test is only
 	// meaningful if they reached the endpoint.
 	for _, name := range []string{"cancel", "savepoint"} {

@@ -46,7 +46,7 @@ func TestStopDrainCommitsWhatWasReadAndFinishes(t *testing.T) {
 	if !r.owns(t) {
 		t.Fatalf("the job did not start:\n%s", tail(r.out.String(), 20))
 	}
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 	target := filepath.Join(j.dir, "drained")
 	out, err := runnerCmd(t, "stop", "--config", j.config, "--plugin-dir", testbin.PluginDir(t), "--drain", "--savepoint-path", target)
 	if err != nil {
@@ -217,7 +217,7 @@ func TestCustomJobSavepointAndStop(t *testing.T) {
 		return ptr
 	}
 	r := job("-rate", "600")
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 	sp1 := control(r, "savepoint")
 	sp2 := control(r, "stop", "--savepoint")
 	if err := r.wait(t, time.Minute); err != nil {

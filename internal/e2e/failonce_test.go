@@ -125,7 +125,7 @@ func TestFromLatestWithoutCheckpointFailsOnce(t *testing.T) {
 		s := newWordcount(t, "hashmap", "filesystem", 1<<20, 2000, nil)
 		withDefaultRestarts(t, s)
 		r := s.run(t)
-		waitFor(t, r, "checkpoint complete", time.Minute)
+		waitOutput(t, r, "checkpoint complete", time.Minute)
 		if out, err := runnerCmd(t, "stop", "--config", s.config); err != nil {
 			t.Fatalf("stop: %v\n%s", err, out)
 		}
@@ -145,7 +145,7 @@ func TestMissingPendingFileFailsOnce(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 1<<20, 2000, nil)
 	withDefaultRestarts(t, s)
 	r := s.run(t)
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 	r.cmd.Process.Signal(syscall.SIGINT) // suspends the job: its checkpoints stay
 	waitExit(t, r, time.Now())
 	pointer := latestPointer(t, s)
@@ -282,7 +282,7 @@ func TestSignalSaysWhatStays(t *testing.T) {
 			s := newWordcount(t, "hashmap", c.storage, 1<<20, 2000, nil)
 			s.edit(t, c.edit)
 			r := s.run(t)
-			waitFor(t, r, c.waitFor, time.Minute)
+			waitOutput(t, r, c.waitFor, time.Minute)
 			r.cmd.Process.Signal(syscall.SIGINT)
 			waitExit(t, r, time.Now())
 			out := r.out.String()

@@ -141,11 +141,12 @@ func TestCheckpointDirOutOfSpace(t *testing.T) {
 	t.Cleanup(func() { exec.Command("umount", "-l", ckdir).Run() })
 	s.add(t, map[string]any{"execution.checkpointing.tolerable-failed-checkpoints": 1000})
 	r := s.run(t)
-	waitFor(t, r, "checkpoint complete", 30*time.Second)
+	waitOutput(t, r, "checkpoint complete", 30*time.Second)
 	filler := filepath.Join(ckdir, "filler")
 	fill(t, filler)
-	waitFor(t, r, "no space left on device", 30*time.Second)
-	time.Sleep(500 * time.Millisecond) // a few more declined checkpoints
+	declined := regexp.MustCompile(`checkpoint failed: [^\n]*no space left on device`)
+	waitMatches(t, r, declined, 1, 30*time.Second)
+	waitMatches(t, r, declined, r.count(declined)+2, 30*time.Second) // a few more declined checkpoints
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
 	}
@@ -201,18 +202,6 @@ func fill(t *testing.T, path string) {
 			}
 			return
 		}
-	}
-}
-
-// waitFor waits until the runner's output contains s.
-func waitFor(t *testing.T, r *runner, s string, within time.Duration) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !strings.Contains(r.out.String(), s) {
-		if time.Now().After(deadline) || r.exited() {
-			t.Fatalf("runner output never showed %q:\n%s", s, tail(r.out.String(), 30))
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 

@@ -95,8 +95,8 @@ func TestStopWithoutSavepointFollowsRetention(t *testing.T) {
 				args = []string{"-D", "execution.checkpointing.externalized-checkpoint-retention=RETAIN_ON_CANCELLATION"}
 			}
 			r := s.run(t, args...)
-			waitFor(t, r, "control endpoint listening", 30*time.Second)
-			waitFor(t, r, "checkpoint complete", 30*time.Second)
+			waitOutput(t, r, "control endpoint listening", 30*time.Second)
+			waitOutput(t, r, "checkpoint complete", 30*time.Second)
 			if out, err := runnerCmd(t, "stop", "--config", s.config); err != nil {
 				t.Fatalf("stop: %v\n%s", err, out)
 			}

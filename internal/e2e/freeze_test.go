@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/flowstate/flowstate/internal/testwait"
 )
 
 // The freeze tests stop a plugin process with SIGSTOP, as a stuck machine, a debugger or
@@ -52,13 +55,12 @@ func freeze(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatalf("SIGSTOP %d: %v", pid, err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for procState(pid) != "T" {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d is not stopped (state %q)", pid, procState(pid))
+	testwait.For(t, fmt.Sprintf("process %d to stop", pid), 10*time.Second, func() error {
+		if s := procState(pid); s != "T" {
+			return fmt.Errorf("state %q", s)
 		}
-		time.Sleep(time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // thaw lets a frozen process go on.
@@ -129,7 +131,7 @@ func TestFrozenPluginIsKilledAndReplaced(t *testing.T) {
 		t.Run(victim, func(t *testing.T) {
 			s := newFreezeWordcount(t, "2s")
 			r := s.run(t)
-			waitFor(t, r, "checkpoint complete", time.Minute)
+			waitOutput(t, r, "checkpoint complete", time.Minute)
 			pid := pluginOf(r.cmd.Process.Pid, victim)
 			freeze(t, pid)
 			if err := r.wait(t, 3*time.Minute); err != nil {
@@ -159,7 +161,7 @@ func TestFrozenPluginMidCheckpoint(t *testing.T) {
 				faultStorage(t, s, "", map[string]any{"fault": "slow", "delay": "300ms"})
 			}
 			r := startRunner(t, "run", "--config", s.config, "--plugin-dir", dir)
-			waitFor(t, r, "checkpoint complete", time.Minute)
+			waitOutput(t, r, "checkpoint complete", time.Minute)
 			jobDir := filepath.Join(s.dir, "checkpoints", "wc")
 			var pid int
 			var id int64
@@ -194,9 +196,9 @@ func TestFrozenPluginMidCheckpoint(t *testing.T) {
 // without _metadata, and returns its number.
 func waitCheckpointStarted(t *testing.T, r *runner, jobDir string, from int64) int64 {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		entries, _ := os.ReadDir(jobDir)
+	var started int64
+	waitFor(t, r, fmt.Sprintf("a checkpoint from %d on in progress in %s", from, jobDir), time.Minute, func(string) error {
+		entries, err := os.ReadDir(jobDir)
 		for _, e := range entries {
 			n, ok := strings.CutPrefix(e.Name(), "chk-")
 			id, err := strconv.ParseInt(n, 10, 64)
@@ -204,14 +206,13 @@ func waitCheckpointStarted(t *testing.T, r *runner, jobDir string, from int64) i
 				continue
 			}
 			if _, err := os.Stat(filepath.Join(jobDir, e.Name(), "_metadata")); os.IsNotExist(err) {
-				return id
+				started = id
+				return nil
 			}
 		}
-		if time.Now().After(deadline) || r.exited() {
-			t.Fatalf("no checkpoint from %d on started:\n%s", from, tail(r.out.String(), 30))
-		}
-		time.Sleep(time.Millisecond)
-	}
+		return fmt.Errorf("none in %d entries (%v)", len(entries), err)
+	})
+	return started
 }
 
 // midCheckpoint reports whether checkpoint id was still in progress when the plugin
@@ -227,19 +228,19 @@ func midCheckpoint(t *testing.T, r *runner, jobDir string, id int64, victim stri
 	}
 	complete := fmt.Sprintf("checkpoint complete: id=%d ", id)
 	expired := fmt.Sprintf("checkpoint %d expired", id)
-	deadline := time.Now().Add(time.Minute)
-	for {
-		out := r.out.String()
+	var mid bool
+	waitFor(t, r, fmt.Sprintf("checkpoint %d to complete or expire", id), time.Minute, func(out string) error {
 		switch {
 		case strings.Contains(out, complete):
-			return false
+			mid = false
 		case strings.Contains(out, expired), strings.Contains(out, "did not answer its heartbeats"):
-			return true
-		case time.Now().After(deadline) || r.exited():
-			t.Fatalf("checkpoint %d neither completed nor expired:\n%s", id, tail(out, 30))
+			mid = true
+		default:
+			return errors.New("neither")
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
+	return mid
 }
 
 // completedIDs returns the ids of the checkpoints the runner reported complete.

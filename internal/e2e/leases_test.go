@@ -2,14 +2,17 @@ package e2e
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/runtime/lease"
 	jobrunner "github.com/flowstate/flowstate/runtime/runner"
 )
@@ -30,47 +33,36 @@ var refusedLine = regexp.MustCompile(`is held by [^\n]*expires in (\S+) unless r
 // reports whether r holds it.
 func (r *runner) owns(t *testing.T) bool {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !storageLeaseLine.MatchString(r.out.String()) {
-		if r.exited() {
-			return storageLeaseLine.MatchString(r.out.String())
+	testwait.For(t, "the runner to take its job or exit", time.Minute, func() error {
+		if r.exited() || storageLeaseLine.MatchString(r.out.String()) {
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the runner neither took its job nor exited:\n%s", tail(r.out.String(), 20))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return true
+		return &outputError{err: errors.New("it holds no lease in its checkpoint storage"), r: r}
+	})
+	return storageLeaseLine.MatchString(r.out.String())
 }
 
-// runWhenFree starts a runner of s's job. While it is refused because the lease of a
-// runner killed or frozen before is live, it starts it again once that lease expires, as
-// the refusal says.
+// runWhenFree starts a runner of s's job, with --wait if a runner killed or frozen before
+// still holds the job (see whenFree).
 func (s *wordcountSetup) runWhenFree(t *testing.T, extra ...string) *runner {
 	t.Helper()
-	return whenFree(t, func() *runner { return s.run(t, extra...) })
+	return whenFree(t, func(more ...string) *runner { return s.run(t, slices.Concat(extra, more)...) })
 }
 
-// whenFree starts a runner with start. While it is refused because the lease of a runner
-// killed or frozen before is live, it starts it again once that lease expires, as the
-// refusal says. A runner that failed for another reason is returned as it is.
-func whenFree(t *testing.T, start func() *runner) *runner {
+// whenFree starts a runner with start, given more flags of `runner run`. If it is refused
+// because the lease of a runner killed or frozen before is live, it starts it again with
+// --wait: that runner waits for the lease to expire, as the refusal says, and takes the job
+// over; whenFree returns once it has. A runner that failed for another reason is returned
+// as it is: the caller looks at it.
+func whenFree(t *testing.T, start func(more ...string) *runner) *runner {
 	t.Helper()
-	for attempt := 1; ; attempt++ {
-		r := start()
-		if r.owns(t) {
-			return r
-		}
-		m := refusedLine.FindStringSubmatch(r.out.String())
-		if m == nil || attempt == 20 {
-			return r // failed for another reason: the caller looks at it
-		}
-		wait, err := time.ParseDuration(m[1])
-		if err != nil {
-			t.Fatalf("refusal %q: %v", m[0], err)
-		}
-		time.Sleep(wait + 50*time.Millisecond) // the holder's lease expires then
+	r := start()
+	if r.owns(t) || !refusedLine.MatchString(r.out.String()) {
+		return r
 	}
+	r = start("--wait")
+	r.owns(t)
+	return r
 }
 
 // waitLeasesExpired waits until the leases a killed runner of s held, in its checkpoint
@@ -78,11 +70,12 @@ func whenFree(t *testing.T, start func() *runner) *runner {
 func (s *wordcountSetup) waitLeasesExpired(t *testing.T) {
 	t.Helper()
 	for _, path := range []string{filepath.Join(s.dir, "checkpoints", "wc", "_lease"), filepath.Join(s.output, jobrunner.OutputLeaseFile)} {
-		r := readLease(t, path)
-		if r == nil {
-			continue
-		}
-		time.Sleep(time.Until(r.Expires()) + 50*time.Millisecond)
+		testwait.For(t, "the lease "+path+" to expire", time.Minute, func() error {
+			if r := readLease(t, path); r != nil && r.Live(time.Now()) {
+				return fmt.Errorf("live until %s", r.Expires().Format(time.RFC3339Nano))
+			}
+			return nil
+		})
 	}
 }
 

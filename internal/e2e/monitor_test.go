@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"path/filepath"
@@ -89,32 +90,22 @@ func TestMetricsAndCheckpointStatistics(t *testing.T) {
 		"job.rate":                                             8000,
 	})
 	r := startRunner(t, "run", "--config", cfg, "--plugin-dir", faultPluginDir(t))
-	var addr string
-	deadline := time.Now().Add(time.Minute)
-	for addr == "" {
-		if m := endpointLine.FindStringSubmatch(r.out.String()); m != nil {
-			addr = m[1]
-		} else if r.exited() || time.Now().After(deadline) {
-			t.Fatalf("no control endpoint line:\n%s", tail(r.out.String(), 20))
-		} else {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	addr := waitMatch(t, r, endpointLine, time.Minute)[1]
 	metrics := "http://" + addr + "/metrics"
 	// Wait for the events: a completed checkpoint, then more, and a failed one.
 	var first, completed, failed float64
-	for first == 0 || completed <= first || failed < 1 {
-		if r.exited() || time.Now().After(deadline) {
-			t.Fatalf("completed %v (first seen %v), failed %v before the job ended or a minute passed:\n%s", completed, first, failed, tail(r.out.String(), 30))
-		}
+	waitFor(t, r, "/metrics to count a completed checkpoint, then more, and a failed one", time.Minute, func(string) error {
 		body := httpGet(t, metrics)
 		completed, _ = metricValue(t, body, "flowstate_job_numberOfCompletedCheckpoints", "wc")
 		failed, _ = metricValue(t, body, "flowstate_job_numberOfFailedCheckpoints", "wc")
 		if first == 0 {
 			first = completed
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		if first == 0 || completed <= first || failed < 1 {
+			return fmt.Errorf("completed %v (first seen %v), failed %v", completed, first, failed)
+		}
+		return nil
+	})
 	body := httpGet(t, metrics)
 	for _, name := range []string{"flowstate_job_lastCheckpointDuration", "flowstate_job_lastCheckpointSize", "flowstate_job_uptime", "flowstate_job_numRestarts"} {
 		if _, ok := metricValue(t, body, name, "wc"); !ok {

@@ -18,16 +18,7 @@ var controlLine = regexp.MustCompile(`control endpoint listening: address=(\S+)`
 // controlAddress waits for r to log its control endpoint and returns its address.
 func controlAddress(t *testing.T, r *runner) string {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		if m := controlLine.FindStringSubmatch(r.out.String()); m != nil {
-			return m[1]
-		}
-		if r.exited() || time.Now().After(deadline) {
-			t.Fatalf("the runner logged no control endpoint:\n%s", tail(r.out.String(), 20))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return waitMatch(t, r, controlLine, time.Minute)[1]
 }
 
 // TestTwoRunnersOfOneJob starts two runners of one configuration at once: exactly one
@@ -39,17 +30,13 @@ func TestTwoRunnersOfOneJob(t *testing.T) {
 	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 15000, nil)
 	rs := []*runner{s.run(t), s.run(t)}
 	var winner, loser *runner
-	deadline := time.Now().Add(2 * time.Minute)
-	for winner == nil {
-		for i, r := range rs {
-			if r.exited() {
-				winner, loser = rs[1-i], r
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("neither runner exited")
-		}
-		time.Sleep(20 * time.Millisecond)
+	select { // the refused one exits
+	case <-rs[0].done:
+		winner, loser = rs[1], rs[0]
+	case <-rs[1].done:
+		winner, loser = rs[0], rs[1]
+	case <-time.After(2 * time.Minute):
+		t.Fatal("neither runner exited")
 	}
 	if err := loser.wait(t, time.Minute); err == nil {
 		t.Fatalf("the second runner exited 0:\n%s", tail(loser.out.String(), 20))
@@ -113,7 +100,7 @@ func TestTakeoverAfterKill(t *testing.T) {
 	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	s := newWordcount(t, "hashmap", "filesystem", 2<<20, 8000, nil)
 	a := s.run(t)
-	waitFor(t, a, "checkpoint complete", time.Minute)
+	waitOutput(t, a, "checkpoint complete", time.Minute)
 	plugins := []int{pluginOf(a.cmd.Process.Pid, "hashmap"), pluginOf(a.cmd.Process.Pid, "fsstorage")}
 	a.cmd.Process.Kill()
 	<-a.done
@@ -146,7 +133,7 @@ func TestFrozenRunnerIsFenced(t *testing.T) {
 				s.onS3(t)
 			}
 			a := s.run(t)
-			waitFor(t, a, "checkpoint complete", time.Minute)
+			waitOutput(t, a, "checkpoint complete", time.Minute)
 			if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +142,7 @@ func TestFrozenRunnerIsFenced(t *testing.T) {
 			if !strings.Contains(b.out.String(), "took over a lease") {
 				t.Fatalf("the second runner did not take over the frozen one's lease:\n%s", tail(b.out.String(), 30))
 			}
-			waitFor(t, b, "checkpoint complete", time.Minute)
+			waitOutput(t, b, "checkpoint complete", time.Minute)
 			frozenAt := len(a.out.String())
 			if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
 				t.Fatal(err)

@@ -34,7 +34,7 @@ func TestSavepointTargetsStayInPlace(t *testing.T) {
 	if !r.owns(t) {
 		t.Fatalf("the job did not start:\n%s", tail(r.out.String(), 20))
 	}
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 
 	addr := "127.0.0.1:" + strconv.Itoa(port)
 	relative := "rel-savepoint-" + strconv.Itoa(port) // the runner's working directory is this test's

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/internal/testbin"
+	"github.com/flowstate/flowstate/internal/testwait"
 )
 
 // proc is a process found in /proc.
@@ -64,25 +66,58 @@ func pluginOf(runner int, name string) int {
 	return 0
 }
 
+// killWhenRecovered kills r's plugin name with SIGKILL up to n times: first once a
+// checkpoint completed, then each time once the job restored a checkpoint after the kill
+// before and completed another. It returns how many kills it made before r ended.
+func killWhenRecovered(t *testing.T, r *runner, name string, n int) int {
+	t.Helper()
+	kills, from := 0, 0 // from: the output's length at the last kill
+	for ; kills < n; kills++ {
+		var pid int
+		testwait.For(t, fmt.Sprintf("kill %d of %s: a restore after the kill before, a completed checkpoint and the plugin", kills+1, name), time.Minute, func() error {
+			if r.exited() {
+				return nil // the job ended: no more kills
+			}
+			out := r.out.String()[from:]
+			if kills > 0 {
+				i := strings.Index(out, "restoring from checkpoint")
+				if i < 0 {
+					return &outputError{err: errors.New("no restore since the last kill"), r: r}
+				}
+				out = out[i:]
+			}
+			if !strings.Contains(out, "checkpoint complete") {
+				return &outputError{err: errors.New("no completed checkpoint since"), r: r}
+			}
+			if pid = pluginOf(r.cmd.Process.Pid, name); pid == 0 {
+				return &outputError{err: fmt.Errorf("no %s process", name), r: r}
+			}
+			return nil
+		})
+		if r.exited() {
+			break
+		}
+		from = len(r.out.String())
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	return kills
+}
+
 // waitGone waits until none of pids is alive.
 func waitGone(t *testing.T, pids []int, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	testwait.For(t, fmt.Sprintf("processes %v to end once the runner died (else orphaned plugins)", pids), within, func() error {
 		alive := []int{}
 		for _, pid := range pids {
 			if pid > 0 && syscall.Kill(pid, 0) == nil && !zombie(pid) {
 				alive = append(alive, pid)
 			}
 		}
-		if len(alive) == 0 {
-			return
+		if len(alive) > 0 {
+			return fmt.Errorf("%v alive", alive)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("processes %v still alive %s after the runner died: orphaned plugins", alive, within)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 func zombie(pid int) bool {

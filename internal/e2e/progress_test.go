@@ -45,7 +45,7 @@ func TestLongOperationsShowProgress(t *testing.T) {
 	writeConfig(t, cfg, conf)
 	plugins := faultPluginDir(t)
 	r := startRunner(t, "run", "--config", cfg, "--plugin-dir", plugins)
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 	out, err := runnerCmdErr(t, "savepoint", "--config", cfg, "--plugin-dir", plugins)
 	if err != nil {
 		t.Fatalf("savepoint: %v\n%s", err, out)

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ func (j *rescaleJob) run(t *testing.T, extra ...string) *runner {
 // expired (see whenFree), and fails the test if it does not take the job.
 func (j *rescaleJob) runWhenFree(t *testing.T, extra ...string) *runner {
 	t.Helper()
-	r := whenFree(t, func() *runner { return j.run(t, extra...) })
+	r := whenFree(t, func(more ...string) *runner { return j.run(t, slices.Concat(extra, more)...) })
 	if !r.owns(t) {
 		t.Fatalf("the runner did not take the job:\n%s", tail(r.out.String(), 20))
 	}
@@ -71,16 +72,7 @@ var checkpointLine = regexp.MustCompile(`checkpoint complete: id=(\d+) savepoint
 // and waits until its plugins are gone.
 func killAfterCheckpoints(t *testing.T, r *runner, n int, backend string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for len(checkpointLine.FindAllString(r.out.String(), -1)) < n {
-		if r.exited() {
-			t.Fatalf("the runner ended before %d checkpoints (the input is too short for this machine?):\n%s", n, tail(r.out.String(), 20))
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("fewer than %d checkpoints in 2 minutes:\n%s", n, tail(r.out.String(), 20))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitMatches(t, r, checkpointLine, n, 2*time.Minute) // a runner that ends first: is the input too short for this machine?
 	plugins := []int{pluginOf(r.cmd.Process.Pid, backend), pluginOf(r.cmd.Process.Pid, "fsstorage")}
 	r.cmd.Process.Kill()
 	<-r.done
@@ -100,16 +92,9 @@ func (j *rescaleJob) rescaleAfterKills(t *testing.T, backend string, ps ...int) 
 	for k := 1; k < len(ps); k++ {
 		killAfterCheckpoints(t, r, 3, backend)
 		r = j.runWhenFree(t, "-p", strconv.Itoa(ps[k]), "--from", "latest")
-		waitFor(t, r, fmt.Sprintf("parallelism %d", ps[k]), time.Minute)
+		waitOutput(t, r, fmt.Sprintf("parallelism %d", ps[k]), time.Minute)
 		for _, op := range []string{"source", "sink"} {
-			re := regexp.MustCompile(fmt.Sprintf(`redistributed operator state: operator=%s checkpoint=\d+ from=%d to=%d`, op, ps[k-1], ps[k]))
-			deadline := time.Now().Add(time.Minute)
-			for !re.MatchString(r.out.String()) {
-				if r.exited() || time.Now().After(deadline) {
-					t.Fatalf("resumed at parallelism %d, the runner did not say it redistributed the %s's state from %d:\n%s", ps[k], op, ps[k-1], tail(r.out.String(), 30))
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
+			waitMatch(t, r, regexp.MustCompile(fmt.Sprintf(`redistributed operator state: operator=%s checkpoint=\d+ from=%d to=%d`, op, ps[k-1], ps[k])), time.Minute)
 		}
 	}
 	if err := r.wait(t, 3*time.Minute); err != nil {

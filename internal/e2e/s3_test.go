@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -62,14 +61,7 @@ func TestWordCountOnS3SurvivesStorageCrash(t *testing.T) {
 	s := newWordcount(t, "leveldb", "filesystem", 2<<20, 25000, nil)
 	bucket := s.onS3(t)
 	r := s.run(t)
-	kills := 0
-	for kills < 2 && !r.exited() {
-		time.Sleep(900 * time.Millisecond)
-		if pid := pluginOf(r.cmd.Process.Pid, "fsstorage"); pid > 0 && strings.Contains(r.out.String(), "checkpoint complete") {
-			syscall.Kill(pid, syscall.SIGKILL)
-			kills++
-		}
-	}
+	kills := killWhenRecovered(t, r, "fsstorage", 2)
 	if err := r.wait(t, 2*time.Minute); err != nil {
 		t.Fatalf("%v\n%s", err, tail(r.out.String(), 30))
 	}

@@ -61,18 +61,8 @@ func TestSavepointsMoveStateBetweenBackends(t *testing.T) {
 
 	stopWithSavepoint := func(r *runner, cfg string) string {
 		t.Helper()
-		time.Sleep(800 * time.Millisecond)
-		var out string
-		var err error
-		for i := 0; i < 50; i++ { // the control endpoint may not listen yet
-			if out, err = runnerCmd(t, "stop", "--config", cfg, "--savepoint"); err == nil {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("stop --savepoint: %v\nrunner:\n%s", err, tail(r.out.String(), 20))
-		}
+		waitOutput(t, r, "checkpoint complete", time.Minute) // the job runs and has state to move
+		out := retried(t, r, "stop", "--config", cfg, "--savepoint")
 		if err := r.wait(t, time.Minute); err != nil {
 			t.Fatalf("runner after stop: %v\n%s", err, tail(r.out.String(), 20))
 		}

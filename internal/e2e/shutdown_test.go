@@ -25,7 +25,7 @@ func frozenRunner(t *testing.T) (*wordcountSetup, *runner, []int) {
 		"rest.port":                 freePort(t),
 	})
 	r := s.run(t)
-	waitFor(t, r, "checkpoint complete", time.Minute)
+	waitOutput(t, r, "checkpoint complete", time.Minute)
 	backend := pluginOf(r.cmd.Process.Pid, "hashmap")
 	pids := []int{backend, pluginOf(r.cmd.Process.Pid, "fsstorage")}
 	freeze(t, backend)

@@ -77,7 +77,7 @@ func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int)
 			t.Fatalf("run %d did not start:\n%s", runs, tail(r.out.String(), 20))
 		}
 		for done < kills && !r.exited() {
-			time.Sleep(time.Duration(150+rng.Intn(600)) * time.Millisecond)
+			time.Sleep(time.Duration(150+rng.Intn(600)) * time.Millisecond) // a random moment to kill at: what the test varies, not a wait
 			if err := committedPrefix(s.expected, s.output); err != nil {
 				t.Fatalf("after %d kills: %v\n%s", done, err, tail(r.out.String(), 40))
 			}

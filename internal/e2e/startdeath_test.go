@@ -58,7 +58,7 @@ func TestPluginDyingOnItsWayUpIsOneMoreFailure(t *testing.T) {
 			r := startRunner(t, "run", "--config", s.config, "--plugin-dir", dir)
 			failures := 2
 			if phase == "restore" {
-				waitFor(t, r, "checkpoint complete", time.Minute)
+				waitOutput(t, r, "checkpoint complete", time.Minute)
 				pid := pluginOf(r.cmd.Process.Pid, "diebackend")
 				if pid <= 0 {
 					t.Fatalf("no diebackend process of the runner:\n%s", tail(r.out.String(), 20))

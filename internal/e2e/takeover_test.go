@@ -37,9 +37,9 @@ func TestSupervisedRestartsAfterKills(t *testing.T) {
 	if !r.owns(t) {
 		t.Fatalf("the first start did not take its job:\n%s", tail(r.out.String(), 20))
 	}
-	waitFor(t, r, "--from latest-if-any: the job has no completed checkpoint yet: starting fresh", time.Minute)
+	waitOutput(t, r, "--from latest-if-any: the job has no completed checkpoint yet: starting fresh", time.Minute)
 	for kill := 1; kill <= 3; kill++ {
-		waitFor(t, r, "checkpoint complete", time.Minute)
+		waitOutput(t, r, "checkpoint complete", time.Minute)
 		dead := r.cmd.Process.Pid
 		plugins := []int{pluginOf(dead, "hashmap"), pluginOf(dead, "fsstorage")}
 		r.cmd.Process.Kill()
@@ -60,7 +60,7 @@ func TestSupervisedRestartsAfterKills(t *testing.T) {
 		if !strings.Contains(out, "pid "+strconv.Itoa(dead)+" is gone") {
 			t.Fatalf("restart %d does not name the dead pid %d:\n%s", kill, dead, tail(out, 30))
 		}
-		waitFor(t, r, "restoring from the latest checkpoint", time.Minute)
+		waitOutput(t, r, "restoring from the latest checkpoint", time.Minute)
 		t.Logf("restart %d held the job %s after it started, %s into the loop", kill, took.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	}
 	if err := r.wait(t, 2*time.Minute); err != nil {

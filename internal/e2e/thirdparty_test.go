@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,14 +49,7 @@ func TestThirdPartyPluginServesBothRoles(t *testing.T) {
 	}
 
 	r := s.run(t)
-	kills := 0
-	for kills < 2 && !r.exited() {
-		time.Sleep(700 * time.Millisecond)
-		if pid := pluginOf(r.cmd.Process.Pid, "boltdb"); pid > 0 {
-			syscall.Kill(pid, syscall.SIGKILL)
-			kills++
-		}
-	}
+	kills := killWhenRecovered(t, r, "boltdb", 2)
 	if kills == 0 {
 		t.Fatal("the job ended before the plugin could be killed")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/internal/testbin"
+	"github.com/flowstate/flowstate/internal/testwait"
 )
 
 // The README's tour runs examples/tour/config.yaml with these, which the test moves into
@@ -197,21 +199,28 @@ func (tr *tourRun) start(t *testing.T, line string) {
 	if m := regexp.MustCompile(` -p (\d+)`).FindStringSubmatch(line); m != nil {
 		tr.parallelism, _ = strconv.Atoi(m[1])
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
+	testwait.For(t, fmt.Sprintf("tour line %q: its control endpoint and first completed checkpoint", line), time.Minute, func() error {
+		ended := r.ended() // first: once the runner has ended, the log read next is all of it
 		log := tr.log(t)
 		if m := endpointLine.FindStringSubmatch(log); m != nil && strings.Contains(log, "checkpoint complete") {
 			tr.addr = m[1]
-			return
+			return nil
 		}
-		select {
-		case <-r.exited:
-			t.Fatalf("tour line %q: the runner ended before its first checkpoint:\n%s", line, tail(log, 20))
-		case <-time.After(20 * time.Millisecond):
+		err := fmt.Errorf("not in its log:\n%s", tail(log, 20))
+		if ended {
+			return testwait.Stop(fmt.Errorf("the runner ended (%v); %w", r.err, err))
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tour line %q: no completed checkpoint within a minute:\n%s", line, tail(log, 20))
-		}
+		return err
+	})
+}
+
+// ended reports whether the runner has ended.
+func (r *tourRunner) ended() bool {
+	select {
+	case <-r.exited:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -39,22 +40,14 @@ func TestWebPageOfARunningJob(t *testing.T) {
 		"job.rate":                         5000, // long enough to watch
 	})
 	r := startRunner(t, "run", "--config", cfg, "--plugin-dir", testbin.PluginDir(t))
-	var addr string
-	for deadline := time.Now().Add(time.Minute); addr == ""; {
-		if m := endpointLine.FindStringSubmatch(r.out.String()); m != nil {
-			addr = m[1]
-		} else if r.exited() || time.Now().After(deadline) {
-			t.Fatalf("no control endpoint line:\n%s", tail(r.out.String(), 20))
-		} else {
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	addr := waitMatch(t, r, endpointLine, time.Minute)[1]
 	backendPid := 0
-	for deadline := time.Now().Add(time.Minute); backendPid == 0; time.Sleep(20 * time.Millisecond) {
-		if backendPid = pluginOf(r.cmd.Process.Pid, "hashmap"); backendPid == 0 && time.Now().After(deadline) {
-			t.Fatal("no hashmap plugin process")
+	waitFor(t, r, "the hashmap plugin process", time.Minute, func(string) error {
+		if backendPid = pluginOf(r.cmd.Process.Pid, "hashmap"); backendPid == 0 {
+			return errors.New("none")
 		}
-	}
+		return nil
+	})
 
 	bctx := testbin.Browser(t, bin)
 	if err := chromedp.Do(bctx,

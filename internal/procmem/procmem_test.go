@@ -2,11 +2,14 @@ package procmem
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/flowstate/flowstate/internal/testwait"
 )
 
 // childEnv makes the test binary a child that holds childBytes resident until its stdin
@@ -52,19 +55,15 @@ func TestWatchSeesAChildsPeak(t *testing.T) {
 	}
 	// Wait for a sample taken after the child was ready.
 	name := filepath.Base(os.Args[0])
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	testwait.For(t, fmt.Sprintf("a sample of the child %d with %d bytes", cmd.Process.Pid, childBytes), 30*time.Second, func() error {
 		w.mu.Lock()
 		p := w.peaks[cmd.Process.Pid]
 		w.mu.Unlock()
-		if p.Bytes >= childBytes {
-			break
+		if p.Bytes < childBytes {
+			return fmt.Errorf("peak %+v", p)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no sample of the child %d with %d bytes within 30 s: %+v", cmd.Process.Pid, childBytes, p)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 	stdin.Close()
 	if err := cmd.Wait(); err != nil {
 		t.Fatal(err)

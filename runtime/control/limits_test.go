@@ -35,7 +35,7 @@ func TestSlowBodyIsCutOff(t *testing.T) {
 	start := time.Now()
 	go func() { // one byte every 100 ms until the connection is closed
 		for i := 1; i < bodyLen; i++ {
-			time.Sleep(100 * time.Millisecond)
+			time.Sleep(100 * time.Millisecond) // the slow client's pace: simulated, not a wait
 			if _, err := conn.Write([]byte(" ")); err != nil {
 				return
 			}
@@ -64,7 +64,7 @@ func TestLongSavepointOutlivesTheTimeouts(t *testing.T) {
 	s, c, _ := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: timeout, WriteTimeout: timeout}})
 	go func() {
 		req := <-s.Savepoints()
-		time.Sleep(5 * timeout) // the savepoint takes long
+		time.Sleep(5 * timeout) // the savepoint takes long: simulated, not a wait
 		req.Reply <- dataflow.SavepointResult{Location: sdk.CompletedCheckpointStorageLocation{ExternalPointer: "/sp/long"}}
 	}()
 	if ptr, err := c.TriggerSavepoint(context.Background(), SavepointRequest{Job: "wc"}); err != nil || ptr != "/sp/long" {

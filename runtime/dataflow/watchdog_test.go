@@ -2,45 +2,47 @@ package dataflow
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
-// manualTicker is a ticker the test drives: each send on ticks is one tick.
-func manualTicker(ticks chan time.Time) func(time.Duration) (<-chan time.Time, func()) {
-	return func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
-}
+// The watchdog tests run in synctest bubbles: the watchdog's own ticker runs on the
+// bubble's fake clock, which the test moves with time.Sleep (at once: no real time passes).
 
+// TestWatchdogFiresUntilStopped: the watchdog calls fire(1), fire(2), ... one interval
+// apart from its start, and never again once stopped.
 func TestWatchdogFiresUntilStopped(t *testing.T) {
-	ticks := make(chan time.Time) // unbuffered: a send succeeds only when the watchdog takes it
-	fired := make(chan int, 10)
-	w := &watchdog{every: time.Second, fire: func(n int) { fired <- n }, ticker: manualTicker(ticks)}
-	w.start()
-	for want := 1; want <= 2; want++ {
-		ticks <- time.Now()
-		if got := <-fired; got != want {
-			t.Fatalf("fire(%d) after tick %d", got, want)
+	synctest.Test(t, func(t *testing.T) {
+		type call struct {
+			n  int
+			at time.Duration
 		}
-	}
-	w.stop()
-	select {
-	case ticks <- time.Now():
-		t.Fatal("the watchdog took a tick after stop")
-	default: // nothing listens: its goroutine has ended
-	}
-	if len(fired) != 0 {
-		t.Fatalf("fired %d more times", len(fired))
-	}
+		var calls []call
+		start := time.Now()
+		w := &watchdog{every: time.Second, fire: func(n int) { calls = append(calls, call{n, time.Since(start)}) }}
+		w.start()
+		time.Sleep(2500 * time.Millisecond) // the fake clock's step: two intervals and a half
+		w.stop()
+		if want := []call{{1, time.Second}, {2, 2 * time.Second}}; len(calls) != len(want) || calls[0] != want[0] || calls[1] != want[1] {
+			t.Fatalf("calls %v in 2.5 s; want %v", calls, want)
+		}
+		time.Sleep(time.Hour) // the fake clock's step: long after the stop
+		if len(calls) != 2 {
+			t.Fatalf("the watchdog fired %d more times after stop: %v", len(calls)-2, calls[2:])
+		}
+	})
 }
 
+// TestWatchdogDisabled: a zero interval or no fire function starts nothing.
 func TestWatchdogDisabled(t *testing.T) {
-	refuse := func(time.Duration) (<-chan time.Time, func()) {
-		t.Error("a disabled watchdog started ticking")
-		return nil, func() {}
-	}
-	w := &watchdog{every: 0, fire: func(int) { t.Error("a disabled watchdog fired") }, ticker: refuse}
-	w.start()
-	w.stop()
-	w = &watchdog{every: time.Millisecond, ticker: refuse} // no fire func: nothing to call
-	w.start()
-	w.stop()
+	synctest.Test(t, func(t *testing.T) {
+		w := &watchdog{every: 0, fire: func(int) { t.Error("a disabled watchdog fired") }}
+		w.start()
+		time.Sleep(time.Hour) // the fake clock's step
+		w.stop()
+		w = &watchdog{every: time.Millisecond} // no fire func: nothing to call
+		w.start()
+		time.Sleep(time.Hour) // the fake clock's step: a started ticker would call the nil fire
+		w.stop()
+	})
 }

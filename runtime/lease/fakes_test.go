@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing/synctest"
 	"time"
 
 	"github.com/flowstate/flowstate/sdk"
@@ -104,72 +105,81 @@ func (d *dyingStore) WriteLease(ctx context.Context, data []byte, ifVersion stri
 	return d.memStore.WriteLease(ctx, data, ifVersion)
 }
 
-// fakeClock is a Clock the test moves. Its timers fire when Advance passes them, unless
-// the clock is frozen: a frozen process runs none of its timers.
+// fakeClock is the Clock of a test that runs in a synctest bubble: Now, Elapsed and After
+// read the bubble's fake time, which stands still while any goroutine of the bubble runs and
+// jumps to the next timer once all are blocked. Frozen, it holds back the timers that come
+// due, as a stopped process runs none of them, until Thaw.
 type fakeClock struct {
-	mu     sync.Mutex
-	wall   time.Time
-	mono   time.Duration
-	timers []fakeTimer
+	start time.Time
+	mu    sync.Mutex
+	// pending are the timers not yet due.
+	pending map[chan time.Time]fakeTimer
+	// held are the timers that came due while the clock was frozen.
+	held   []chan time.Time
 	frozen bool
-	// armed receives one value each time a timer is set.
-	armed chan struct{}
+	// armed counts the timers set; waitArmed counts off the ones it saw in seen.
+	armed, seen int
 }
 
+// fakeTimer is a timer of a fakeClock: set for d, due at due.
 type fakeTimer struct {
-	at time.Duration
-	ch chan time.Time
+	d   time.Duration
+	due time.Time
 }
 
 func newFakeClock() *fakeClock {
-	return &fakeClock{wall: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC), mono: time.Hour, armed: make(chan struct{}, 1000)}
+	return &fakeClock{start: time.Now(), pending: map[chan time.Time]fakeTimer{}}
 }
 
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.wall
-}
+// Now is the bubble's wall clock in UTC, as a record read back carries it.
+func (c *fakeClock) Now() time.Time { return time.Now().UTC() }
 
-func (c *fakeClock) Elapsed() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.mono
-}
+func (c *fakeClock) Elapsed() time.Duration { return time.Since(c.start) }
 
 func (c *fakeClock) After(d time.Duration) <-chan time.Time {
+	ch := make(chan time.Time, 1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := fakeTimer{at: c.mono + d, ch: make(chan time.Time, 1)}
-	c.timers = append(c.timers, t)
-	c.armed <- struct{}{}
-	return t.ch
+	c.pending[ch] = fakeTimer{d: d, due: time.Now().Add(d)}
+	c.armed++
+	time.AfterFunc(d, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		delete(c.pending, ch)
+		if c.frozen {
+			c.held = append(c.held, ch)
+			return
+		}
+		ch <- time.Now()
+	})
+	return ch
 }
 
-// nextTimer returns how long after now the earliest pending timer fires; false when none
+// nextTimer returns the duration the earliest pending timer was set for; false when none
 // is pending.
 func (c *fakeClock) nextTimer() (time.Duration, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.timers) == 0 {
+	var next *fakeTimer
+	for _, t := range c.pending {
+		if next == nil || t.due.Before(next.due) {
+			next = &t
+		}
+	}
+	if next == nil {
 		return 0, false
 	}
-	next := c.timers[0].at
-	for _, t := range c.timers[1:] {
-		next = min(next, t.at)
-	}
-	return next - c.mono, true
+	return next.d, true
 }
 
-// Advance moves both clocks by d and fires the timers due, unless frozen.
+// Advance lets d pass: the test sleeps d of the bubble's time, in which the timers due
+// fire (unless frozen); it returns once every goroutine of the bubble is blocked again.
 func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.wall, c.mono = c.wall.Add(d), c.mono+d
-	c.fireLocked()
+	time.Sleep(d) // a step of the bubble's fake clock: it passes at once
+	synctest.Wait()
 }
 
-// Freeze stops firing timers; Thaw fires the ones due since.
+// Freeze holds back the timers that come due; Thaw fires the ones due since.
 func (c *fakeClock) Freeze() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -180,20 +190,8 @@ func (c *fakeClock) Thaw() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.frozen = false
-	c.fireLocked()
-}
-
-func (c *fakeClock) fireLocked() {
-	if c.frozen {
-		return
+	for _, ch := range c.held {
+		ch <- time.Now()
 	}
-	kept := c.timers[:0]
-	for _, t := range c.timers {
-		if t.at <= c.mono {
-			t.ch <- c.wall
-		} else {
-			kept = append(kept, t)
-		}
-	}
-	c.timers = kept
+	c.held = nil
 }

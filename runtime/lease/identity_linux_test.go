@@ -1,12 +1,15 @@
 package lease
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSelfIsAlive: this process's own holder record carries its boot id, pid namespace and
@@ -46,13 +49,19 @@ func TestExitedChildIsDead(t *testing.T) {
 		t.Fatalf("Dead(a running child) = true: %s", why)
 	}
 	cmd.Process.Kill()
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) { // killed, not yet reaped
-		if _, _, state, err := readStat(fmt.Sprintf("/proc/%d/stat", pid)); err == nil && state == 'Z' {
+	// Wait for the child's exit without reaping it (WNOWAIT): from then on it is a zombie.
+	var info unix.Siginfo
+	for {
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err == nil {
 			break
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("the killed child never became a zombie")
+		if !errors.Is(err, unix.EINTR) {
+			t.Fatalf("waitid for the killed child: %v", err)
 		}
+	}
+	if _, _, state, err := readStat(fmt.Sprintf("/proc/%d/stat", pid)); err != nil || state != 'Z' {
+		t.Fatalf("the killed child, exited and not reaped, is in state %q (%v); want a zombie", state, err)
 	}
 	if dead, why := Dead(h, time.Now()); !dead || !strings.Contains(why, "has exited") {
 		t.Fatalf("Dead(a killed child not yet reaped) = %v, %q; want true: it has exited", dead, why)

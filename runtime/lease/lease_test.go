@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -25,37 +26,48 @@ func acquire(t *testing.T, s *memStore, c *fakeClock, pid int) *Lease {
 	return l
 }
 
-// waitWrite waits for the store's next successful write.
+// The tests run in synctest bubbles, on a fakeClock: the waits below let every goroutine
+// of the bubble run until it blocks (synctest.Wait), and then look at what happened, with
+// no time passing meanwhile.
+
+// waitWrite fails the test unless the store took a write that no waitWrite counted yet.
 func waitWrite(t *testing.T, s *memStore) {
 	t.Helper()
+	synctest.Wait()
 	select {
 	case <-s.writes:
-	case <-time.After(time.Minute):
+	default:
 		t.Fatal("no write to the lease store")
 	}
 }
 
-// waitLost waits until l is lost, and fails the test with why if it is not within a minute.
+// waitLost fails the test with why unless l is lost.
 func waitLost(t *testing.T, l *Lease, why string) {
 	t.Helper()
+	synctest.Wait()
 	select {
 	case <-l.Lost():
-	case <-time.After(time.Minute):
+	default:
 		t.Fatal(why)
 	}
 }
 
-// waitArmed waits until the renewal loop has set its timer.
+// waitArmed fails the test unless the renewal loop set a timer that no waitArmed counted
+// yet.
 func waitArmed(t *testing.T, c *fakeClock) {
 	t.Helper()
-	select {
-	case <-c.armed:
-	case <-time.After(time.Minute):
+	synctest.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.seen == c.armed {
 		t.Fatal("the renewal loop set no timer")
 	}
+	c.seen++
 }
 
-func TestAcquireCreatesTheRecord(t *testing.T) {
+func TestAcquireCreatesTheRecord(t *testing.T) { synctest.Test(t, acquireCreatesTheRecord) }
+
+func acquireCreatesTheRecord(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -74,7 +86,9 @@ func TestAcquireCreatesTheRecord(t *testing.T) {
 	}
 }
 
-func TestLiveLeaseIsRefused(t *testing.T) {
+func TestLiveLeaseIsRefused(t *testing.T) { synctest.Test(t, liveLeaseIsRefused) }
+
+func liveLeaseIsRefused(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -96,7 +110,9 @@ func TestLiveLeaseIsRefused(t *testing.T) {
 	}
 }
 
-func TestExpiredLeaseIsTakenOver(t *testing.T) {
+func TestExpiredLeaseIsTakenOver(t *testing.T) { synctest.Test(t, expiredLeaseIsTakenOver) }
+
+func expiredLeaseIsTakenOver(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	a := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -122,7 +138,9 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	}
 }
 
-func TestRenewalKeepsTheLease(t *testing.T) {
+func TestRenewalKeepsTheLease(t *testing.T) { synctest.Test(t, renewalKeepsTheLease) }
+
+func renewalKeepsTheLease(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -147,7 +165,9 @@ func TestRenewalKeepsTheLease(t *testing.T) {
 // validity sees the lease lapse the moment it checks, before it talks to the storage. When
 // it wakes and nobody took the lease over, its next renewal finds the record at the version
 // it last wrote and makes the lease valid again.
-func TestFrozenHolderIsFenced(t *testing.T) {
+func TestFrozenHolderIsFenced(t *testing.T) { synctest.Test(t, frozenHolderIsFenced) }
+
+func frozenHolderIsFenced(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -186,7 +206,9 @@ func TestFrozenHolderIsFenced(t *testing.T) {
 // took the lease over. Woken, the holder's lease stays lapsed until its renewal finds the
 // other record; then it is lost for good, naming the new holder, and the holder never
 // overwrites the record.
-func TestFrozenHolderTakenOver(t *testing.T) {
+func TestFrozenHolderTakenOver(t *testing.T) { synctest.Test(t, frozenHolderTakenOver) }
+
+func frozenHolderTakenOver(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -214,7 +236,9 @@ func TestFrozenHolderTakenOver(t *testing.T) {
 
 // TestConflictLosesTheLease: a renewal that finds another holder's record loses the lease,
 // naming the new holder.
-func TestConflictLosesTheLease(t *testing.T) {
+func TestConflictLosesTheLease(t *testing.T) { synctest.Test(t, conflictLosesTheLease) }
+
+func conflictLosesTheLease(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -242,7 +266,9 @@ func TestConflictLosesTheLease(t *testing.T) {
 // the other is refused, naming the winner.
 func TestConcurrentTakeover(t *testing.T) {
 	for _, live := range []bool{false, true} {
-		t.Run(map[bool]string{false: "expired", true: "dead holder"}[live], func(t *testing.T) { concurrentTakeover(t, live) })
+		t.Run(map[bool]string{false: "expired", true: "dead holder"}[live], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) { concurrentTakeover(t, live) })
+		})
 	}
 }
 
@@ -297,7 +323,9 @@ func concurrentTakeover(t *testing.T, live bool) {
 
 // TestReleaseFreesTheLease: a released lease is taken at once, with the next epoch, and
 // the releasing holder's Check fails from then on.
-func TestReleaseFreesTheLease(t *testing.T) {
+func TestReleaseFreesTheLease(t *testing.T) { synctest.Test(t, releaseFreesTheLease) }
+
+func releaseFreesTheLease(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -319,7 +347,9 @@ func TestReleaseFreesTheLease(t *testing.T) {
 
 // TestLostAnswers: writes that went through but whose answers were lost (a storage plugin
 // that died, a timeout) neither fail the acquisition nor lose the lease.
-func TestLostAnswers(t *testing.T) {
+func TestLostAnswers(t *testing.T) { synctest.Test(t, lostAnswers) }
+
+func lostAnswers(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	s.lostAnswers = 1
 	l := acquire(t, s, c, 11)
@@ -345,7 +375,9 @@ func TestLostAnswers(t *testing.T) {
 // its validity runs out, then it lapses (without being lost: nobody took it over) and is
 // retried every tenth of the timeout still (not at once, over and over), and the first
 // renewal that goes through again makes it valid.
-func TestFailingRenewals(t *testing.T) {
+func TestFailingRenewals(t *testing.T) { synctest.Test(t, failingRenewals) }
+
+func failingRenewals(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	l := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -391,7 +423,9 @@ func TestFailingRenewals(t *testing.T) {
 
 // TestSetStore: after SetStore the renewals go through the new store, as they must through
 // a new access once the storage plugin restarted and the old access died with it.
-func TestSetStore(t *testing.T) {
+func TestSetStore(t *testing.T) { synctest.Test(t, setStore) }
+
+func setStore(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	old := &dyingStore{memStore: s}
 	l, err := Acquire(context.Background(), old, holder("wc", 11), Options{TTL: ttl, Where: "w", Clock: c})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -24,7 +25,9 @@ func deadPIDs(dead ...int) func(Holder, time.Time) (bool, string) {
 // TestDeadHolderIsTakenOverAtOnce: a live record whose holder is known dead is taken
 // over without waiting for its expiry, at the next epoch; the old holder's fence fails
 // as soon as it checks after a renewal, and the new one says why it took over.
-func TestDeadHolderIsTakenOverAtOnce(t *testing.T) {
+func TestDeadHolderIsTakenOverAtOnce(t *testing.T) { synctest.Test(t, deadHolderIsTakenOverAtOnce) }
+
+func deadHolderIsTakenOverAtOnce(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	a := acquire(t, s, c, 11)
 	waitWrite(t, s)
@@ -55,6 +58,10 @@ func TestDeadHolderIsTakenOverAtOnce(t *testing.T) {
 // TestLiveHolderRefusalNamesTheTimeout: a live holder's lease is refused, naming the
 // timeout's key and value, when it expires, and why the holder counts as alive.
 func TestLiveHolderRefusalNamesTheTimeout(t *testing.T) {
+	synctest.Test(t, liveHolderRefusalNamesTheTimeout)
+}
+
+func liveHolderRefusalNamesTheTimeout(t *testing.T) {
 	s, c := newMemStore(), newFakeClock()
 	acquire(t, s, c, 11)
 	waitWrite(t, s)

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/internal/testplugins"
+	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/host"
@@ -257,13 +258,12 @@ func TestPluginLogsReachTheLogger(t *testing.T) {
 	if _, err := h.Open(ctxT(t), "noisy"); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(time.Minute) // an outer bound: the line comes on its own time
-	for !strings.Contains(buf.String(), "runner.flowstate-plugin-noisy: noise") {
-		if time.Now().After(deadline) {
-			t.Fatalf("no plugin log line under the plugin's name in:\n%.2000s", buf.String())
+	testwait.For(t, "a plugin log line under the plugin's name", time.Minute, func() error { // the line comes on its own time
+		if out := buf.String(); !strings.Contains(out, "runner.flowstate-plugin-noisy: noise") {
+			return fmt.Errorf("not in:\n%.2000s", out)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // inProcess is the builtin of TestBuiltinsInProcess, in the host's own process: a state

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/internal/wordcheck"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime/jobs"
@@ -47,14 +49,13 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 
 	storage := filelease.New(filepath.Join(dir, "checkpoints", "wc", "_lease"))
 	var cur sdk.LeaseRecord
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if cur, err = storage.ReadLease(context.Background()); err == nil {
-			break
+	testwait.For(t, "the run's lease in its checkpoint storage", time.Minute, func() error {
+		ended := len(done) > 0 // first: a run that ended before wrote all it will write
+		if cur, err = storage.ReadLease(context.Background()); err != nil && ended {
+			return testwait.Stop(fmt.Errorf("the run ended: %w", err))
 		}
-		if time.Now().After(deadline) || len(done) > 0 {
-			t.Fatalf("the run took no lease in its checkpoint storage: %v", err)
-		}
-	}
+		return err
+	})
 	held, err := lease.DecodeRecord(cur.Data)
 	if err != nil {
 		t.Fatal(err)

@@ -233,7 +233,7 @@ func (b *slowBackend) Write(_ context.Context, muts []sdk.Mutation) error {
 	n := len(b.order) + 1
 	b.order = append(b.order, strings.SplitN(string(muts[0].Value), "|", 2)[0])
 	b.mu.Unlock()
-	time.Sleep(2 * time.Millisecond)
+	time.Sleep(2 * time.Millisecond) // the write takes its time, as a disk's does: simulated, not a wait
 	b.mu.Lock()
 	b.inFlight--
 	b.mu.Unlock()
@@ -329,7 +329,7 @@ func (b *lockedBackend) Get(ctx context.Context, keys [][]byte) ([][]byte, error
 }
 
 func (b *lockedBackend) Write(ctx context.Context, muts []sdk.Mutation) error {
-	time.Sleep(b.delay)
+	time.Sleep(b.delay) // the write takes its time, as a disk's does: simulated, not a wait
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.mapBackend.Write(ctx, muts)

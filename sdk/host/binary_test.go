@@ -61,7 +61,7 @@ func TestExecutesTheCheckedFile(t *testing.T) {
 	}
 	// Start returns once execve has closed the child's close-on-exec descriptors, which is
 	// before the kernel has set up the new program's arguments: until then cmdline reads
-	// empty. Wait for them.
+	// empty. Wait for them; no event tells, so look until they are there.
 	var cmdline []byte
 	for deadline := time.Now().Add(10 * time.Second); len(cmdline) == 0 && time.Now().Before(deadline); {
 		cmdline, _ = os.ReadFile("/proc/" + strconv.Itoa(cmd.Process.Pid) + "/cmdline")

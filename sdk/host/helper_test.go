@@ -29,7 +29,7 @@ func runHostHelper() {
 		os.Exit(1)
 	}
 	fmt.Println("pid", p.Pid())
-	time.Sleep(time.Minute)
+	time.Sleep(time.Minute) // the host lives on until the test kills it: simulated, not a wait
 	os.Exit(1)
 }
 
@@ -83,7 +83,9 @@ func TestHostKilledLeavesNoPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = cmd.Wait()
-	deadline := time.Now().Add(time.Minute) // an outer bound; the kernel kills it at once
+	// The plugin is not this process's child: no wait reports its end, so look until it is
+	// gone. The deadline is an outer bound; the kernel kills it at once.
+	deadline := time.Now().Add(time.Minute)
 	for processAlive(pid) {
 		if time.Now().After(deadline) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
