@@ -10,8 +10,6 @@ import (
 type watchdog struct {
 	every time.Duration
 	fire  func(n int)
-	// ticker makes the watchdog's ticks; time.NewTicker's when nil (tests inject their own).
-	ticker func(every time.Duration) (ticks <-chan time.Time, stop func())
 
 	done chan struct{}
 	wg   sync.WaitGroup
@@ -25,18 +23,11 @@ func (w *watchdog) start() {
 	w.wg.Add(1)
 	go func() {
 		defer w.wg.Done()
-		ticker := w.ticker
-		if ticker == nil {
-			ticker = func(d time.Duration) (<-chan time.Time, func()) {
-				t := time.NewTicker(d)
-				return t.C, t.Stop
-			}
-		}
-		ticks, stop := ticker(w.every)
-		defer stop()
+		ticker := time.NewTicker(w.every) // on the fake clock of a testing/synctest bubble in tests
+		defer ticker.Stop()
 		for n := 1; ; n++ {
 			select {
-			case <-ticks:
+			case <-ticker.C:
 				w.fire(n)
 			case <-w.done:
 				return
