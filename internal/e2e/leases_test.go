@@ -10,8 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/flowstate/flowstate/runtime/lease"
-	jobrunner "github.com/flowstate/flowstate/runtime/runner"
+	"github.com/flowstate/flowstate/runtime/ownership"
 )
 
 // leaseTimeout is the job.lease.timeout of the word count configs: long enough that a
@@ -77,7 +76,7 @@ func whenFree(t *testing.T, start func() *runner) *runner {
 // directory and in its output directory, have expired, by the times their records say.
 func (s *wordcountSetup) waitLeasesExpired(t *testing.T) {
 	t.Helper()
-	for _, path := range []string{filepath.Join(s.dir, "checkpoints", "wc", "_lease"), filepath.Join(s.output, jobrunner.OutputLeaseFile)} {
+	for _, path := range []string{filepath.Join(s.dir, "checkpoints", "wc", "_lease"), filepath.Join(s.output, ownership.OutputLeaseFile)} {
 		r := readLease(t, path)
 		if r == nil {
 			continue
@@ -88,7 +87,7 @@ func (s *wordcountSetup) waitLeasesExpired(t *testing.T) {
 
 // readLease reads the record of a lease file written by sdk/filelease; nil when there is
 // none.
-func readLease(t *testing.T, path string) *lease.Record {
+func readLease(t *testing.T, path string) *ownership.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -101,7 +100,7 @@ func readLease(t *testing.T, path string) *lease.Record {
 	if !ok {
 		t.Fatalf("lease file %s has no header line: %q", path, b)
 	}
-	r, err := lease.DecodeRecord([]byte(data))
+	r, err := ownership.DecodeRecord([]byte(data))
 	if err != nil {
 		t.Fatalf("lease file %s: %v", path, err)
 	}

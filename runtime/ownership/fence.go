@@ -1,4 +1,4 @@
-package runner
+package ownership
 
 import (
 	"context"
@@ -6,14 +6,6 @@ import (
 
 	"github.com/flowstate/flowstate/sdk"
 )
-
-// fenced returns access behind the job's leases (see fence).
-func (o *ownership) fenced(access sdk.CheckpointStorageAccess) sdk.CheckpointStorageAccess {
-	if o == nil {
-		return access
-	}
-	return fence(access, o.check)
-}
 
 // fence returns access behind check: every call that creates, deletes or disposes of
 // something in the storage calls check first and fails with its error, so a runner that

@@ -1,0 +1,66 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/sdk/host"
+)
+
+// Open starts the backend and storage plugins, restarting any whose process died since an
+// earlier call, configures them and creates the job's storage access (Ensure): a new
+// access on every call, as every start of a run gets one. A plugin that cannot be what
+// the configuration asks (no such plugin, a binary that fails its checks, not a plugin,
+// the wrong kind) is a permanent error; one that died on the way is not: starting it
+// again may work.
+func (s *Session) Open(ctx context.Context) error {
+	cfg := s.opts.Config
+	// The storage starts beside the backend: a start is mostly a process coming up, which
+	// the other's need not wait for.
+	var storage *pluginhost.Instance
+	var storageErr error
+	started := make(chan struct{})
+	go func() {
+		defer close(started)
+		if cfg.CheckpointStorage != cfg.StateBackend {
+			storage, storageErr = s.start(ctx, cfg.CheckpointStorage)
+		}
+	}()
+	backend, err := s.start(ctx, cfg.StateBackend)
+	<-started
+	if err != nil {
+		return fmt.Errorf("state backend %q (state.backend.type): %w", cfg.StateBackend, err)
+	}
+	if _, ok := backend.StateBackend(); !ok {
+		return dataflow.Permanent(fmt.Errorf("state.backend.type: plugin %q is not a state backend (it serves %v)", cfg.StateBackend, backend.Info().Kinds))
+	}
+	s.backend, s.storage = backend, backend
+	if cfg.CheckpointStorage != cfg.StateBackend {
+		if s.storage, err = storage, storageErr; err != nil {
+			return fmt.Errorf("checkpoint storage %q (execution.checkpointing.storage): %w", cfg.CheckpointStorage, err)
+		}
+	}
+	if _, ok := s.storage.CheckpointStorage(); !ok {
+		return dataflow.Permanent(fmt.Errorf("execution.checkpointing.storage: plugin %q is not a checkpoint storage (it serves %v)", cfg.CheckpointStorage, s.storage.Info().Kinds))
+	}
+	s.access = nil
+	_, err = s.Ensure(ctx)
+	return err
+}
+
+// start returns plugin name's running instance, starting it, or starting it again if its
+// process died. Only a start-up the plugin did not survive (host.ErrExited) is worth
+// another try; any other start-up error is permanent.
+func (s *Session) start(ctx context.Context, name string) (*pluginhost.Instance, error) {
+	in, err := s.opts.Host.Open(ctx, name)
+	if err == nil && !in.Alive() {
+		err = in.Restart(ctx)
+	}
+	if err != nil && !errors.Is(err, host.ErrExited) && ctx.Err() == nil {
+		return nil, dataflow.Permanent(err)
+	}
+	return in, err
+}
