@@ -94,7 +94,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 		return err
 	}
 	defer func() { err = owner.Release(err) }()
-	defer func() { x.Monitor.SetState(endState(ctx, err)) }()
+	defer func() { x.Monitor.SetState(endState(context.Cause(ctx), err)) }()
 	policy := restart.New(cfg.Restart, restart.System, nil)
 	// Start: the plugins, the storage access, the checkpoint to restore. A plugin that dies
 	// while it starts, handshakes, takes its options or serves the restore point is one
@@ -178,14 +178,15 @@ func (x *Executor) backOff(ctx context.Context, policy restart.Policy, job *data
 	}
 }
 
-// endState is the state a run that returned err ends in, for the monitor.
-func endState(ctx context.Context, err error) string {
+// endState is the state a run that returned err ends in, for the monitor; cause is why
+// the run's context ended (nil while it has not).
+func endState(cause, err error) string {
 	switch {
 	case err == nil:
 		return monitor.JobFinished
-	case errors.Is(context.Cause(ctx), ErrJobCancelled), dataflow.IsStopped(err):
+	case errors.Is(cause, ErrJobCancelled), dataflow.IsStopped(err):
 		return monitor.JobCanceled
-	case ctx.Err() != nil:
+	case cause != nil:
 		return monitor.JobSuspended
 	}
 	return monitor.JobFailed

@@ -18,20 +18,8 @@ import (
 // decides whether to try again, and the next call picks up where this one stopped.
 func (s *Session) Ensure(ctx context.Context) (renewed bool, err error) {
 	for _, in := range s.Plugins() {
-		if !in.Alive() {
-			s.log.Warn("restarting plugin", "plugin", in.Name())
-			if err := in.Restart(ctx); err != nil {
-				return false, fmt.Errorf("restart plugin %s: %w", in.Name(), err)
-			}
-			if s.opts.OnRestart != nil {
-				s.opts.OnRestart(in.Name(), in.Pid())
-			}
-		}
-		if gen := in.Generation(); s.configured[in] != gen {
-			if err := s.configure(ctx, in); err != nil {
-				return false, err
-			}
-			s.configured[in] = gen
+		if err := s.bringBack(ctx, in); err != nil {
+			return false, err
 		}
 	}
 	if gen := s.storage.Generation(); s.access == nil || s.accessGen != gen {
@@ -44,17 +32,32 @@ func (s *Session) Ensure(ctx context.Context) (renewed bool, err error) {
 	return false, nil
 }
 
-// configure gives plugin in its options, within CallTimeout. An option the plugin refuses
-// is a permanent error naming where the configuration set it.
-func (s *Session) configure(ctx context.Context, in *pluginhost.Instance) error {
-	ctx, cancel := context.WithTimeout(ctx, s.CallTimeout())
-	defer cancel()
-	err := in.Configure(ctx, s.options(in))
-	if err == nil {
+// bringBack restarts plugin in if its process died, and gives it its options, within
+// CallTimeout, if it was started since it last took them. An option the plugin refuses is
+// a permanent error naming where the configuration set it.
+func (s *Session) bringBack(ctx context.Context, in *pluginhost.Instance) error {
+	if !in.Alive() {
+		s.log.Warn("restarting plugin", "plugin", in.Name())
+		if err := in.Restart(ctx); err != nil {
+			return fmt.Errorf("restart plugin %s: %w", in.Name(), err)
+		}
+		if s.opts.OnRestart != nil {
+			s.opts.OnRestart(in.Name(), in.Pid())
+		}
+	}
+	gen := in.Generation()
+	if s.configured[in] == gen {
 		return nil
 	}
+	cctx, cancel := context.WithTimeout(ctx, s.CallTimeout())
+	defer cancel()
+	err := in.Configure(cctx, s.options(in))
 	var oe *sdk.OptionError
-	if errors.As(err, &oe) {
+	switch {
+	case err == nil:
+		s.configured[in] = gen
+		return nil
+	case errors.As(err, &oe):
 		cfg := s.opts.Config
 		key := cfg.OptionKey(in.Name(), oe.Option)
 		return dataflow.Permanent(fmt.Errorf("%s: plugin %s refused option %q (value %q): %w", cfg.Locate(key), in.Name(), oe.Option, oe.Value, oe.Err))
@@ -79,29 +82,4 @@ func (s *Session) options(in *pluginhost.Instance) sdk.Options {
 		return cfg.BackendOptions
 	}
 	return cfg.StorageOptions
-}
-
-// newAccess creates the job's storage access of the storage plugin's current process,
-// within CallTimeout: the storage's, behind the job's ownership (ownership.Owner.Guard,
-// which takes the storage's lease the first time), with its base locations initialized.
-func (s *Session) newAccess(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.CallTimeout())
-	defer cancel()
-	in, job := s.storage, s.opts.Job
-	access, err := s.Storage().CreateCheckpointStorage(ctx, job)
-	if err != nil {
-		err = fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), job, err)
-		if errors.Is(err, sdk.ErrInvalidArgument) { // the storage refused the job's id
-			err = dataflow.Permanent(err)
-		}
-		return err
-	}
-	if access, err = s.opts.Owner.Guard(ctx, in.Name(), s.opts.Config.Checkpointing.Dir, access); err != nil {
-		return err
-	}
-	if err := access.InitializeBaseLocationsForCheckpoint(ctx); err != nil {
-		return fmt.Errorf("checkpoint storage %s: job %q: %w", in.Name(), job, err)
-	}
-	s.access = access
-	return nil
 }

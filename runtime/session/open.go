@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
@@ -20,17 +21,17 @@ func (s *Session) Open(ctx context.Context) error {
 	cfg := s.opts.Config
 	// The storage starts beside the backend: a start is mostly a process coming up, which
 	// the other's need not wait for.
-	var storage *pluginhost.Instance
-	var storageErr error
-	started := make(chan struct{})
-	go func() {
-		defer close(started)
-		if cfg.CheckpointStorage != cfg.StateBackend {
-			storage, storageErr = s.start(ctx, cfg.CheckpointStorage)
-		}
-	}()
-	backend, err := s.start(ctx, cfg.StateBackend)
-	<-started
+	names := []string{cfg.StateBackend}
+	if cfg.CheckpointStorage != cfg.StateBackend {
+		names = append(names, cfg.CheckpointStorage)
+	}
+	ins, errs := make([]*pluginhost.Instance, len(names)), make([]error, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() { ins[i], errs[i] = s.start(ctx, name) })
+	}
+	wg.Wait()
+	backend, err := ins[0], errs[0]
 	if err != nil {
 		return fmt.Errorf("state backend %q (state.backend.type): %w", cfg.StateBackend, err)
 	}
@@ -38,8 +39,8 @@ func (s *Session) Open(ctx context.Context) error {
 		return dataflow.Permanent(fmt.Errorf("state.backend.type: plugin %q is not a state backend (it serves %v)", cfg.StateBackend, backend.Info().Kinds))
 	}
 	s.backend, s.storage = backend, backend
-	if cfg.CheckpointStorage != cfg.StateBackend {
-		if s.storage, err = storage, storageErr; err != nil {
+	if len(names) == 2 {
+		if s.storage, err = ins[1], errs[1]; err != nil {
 			return fmt.Errorf("checkpoint storage %q (execution.checkpointing.storage): %w", cfg.CheckpointStorage, err)
 		}
 	}
