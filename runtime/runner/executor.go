@@ -1,14 +1,20 @@
 // Package runner runs Flowstate jobs: it loads the configured state backend and
 // checkpoint storage plugins, restores a job from a checkpoint when asked, runs it, and
 // recovers it when a plugin process or a task fails.
+//
+// It owns the run's path, which goes one way: Executor.Run checks the job (preflight),
+// becomes its owner (runtime/ownership), opens the plugin session (runtime/session)
+// through recovery (recovery.go, which decides what each attempt restores), runs attempts
+// (attempt.go) and, after a failure, backs off as the restart strategy says (backoff.go)
+// and recovers. It also holds the Environment Go API and Launch, the one way every job
+// runs. It is the top of the runtime: no package of runtime/ may import it, and it must
+// never import a plugin but through plugins/builtin (in tests only).
 package runner
 
 import (
 	"context"
 	"errors"
 	"fmt"
-
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -18,7 +24,6 @@ import (
 	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
-	"github.com/flowstate/flowstate/runtime/progress"
 	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/runtime/session"
 )
@@ -154,30 +159,6 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 	}
 }
 
-// backOff decides what follows failure err: an error to end the run with (the job was
-// cancelled, err is permanent, or the restart strategy gives up), or nil after the
-// strategy's delay.
-func (x *Executor) backOff(ctx context.Context, policy restart.Policy, job *dataflow.Job, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if permanent(err) {
-		return fmt.Errorf("job %q: %w", job.Name, err)
-	}
-	d := policy.Failed()
-	if !d.Restart {
-		return fmt.Errorf("job %q failed and is not restarted (%s): %w", job.Name, d.Reason, err)
-	}
-	x.Logger.Warn("job failed; recovering", "error", err, "delay", d.Delay, "restart-strategy", policy.String())
-	x.Monitor.Restarted()
-	select {
-	case <-time.After(d.Delay):
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // endState is the state a run that returned err ends in, for the monitor; cause is why
 // the run's context ended (nil while it has not).
 func endState(cause, err error) string {
@@ -233,50 +214,4 @@ func (x *Executor) jobInfo(job *dataflow.Job, sess *session.Session) monitor.Job
 		info.Plugins = append(info.Plugins, monitor.PluginInfo{Name: in.Name(), Roles: roles, Version: hi.Version, Pid: in.Pid(), Path: hi.Path})
 	}
 	return info
-}
-
-// permanent reports whether err is one that restarting cannot fix: marked so, an
-// incompatible checkpoint, or a job another runner holds.
-func permanent(err error) bool {
-	return dataflow.IsPermanent(err) || errors.Is(err, checkpoint.ErrIncompatible) || errors.As(err, new(*ownership.HeldError))
-}
-
-// attempt runs one attempt of job from restore (nil: fresh), with the plugins of sess;
-// every commit checks owner's leases first.
-func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, sess *session.Session, owner *ownership.Owner, store *checkpoint.Store, restore *checkpoint.Metadata) error {
-	cfg := x.Config
-	stats := &dataflow.RunStats{}
-	attemptCtx, cancel := context.WithCancelCause(ctx)
-	stopWatch := sess.Watch(attemptCtx, cancel)
-	err := dataflow.Run(attemptCtx, job, dataflow.Env{
-		Backend: sess.Backend(), BackendName: cfg.StateBackend, Checkpoints: store, Restore: restore,
-		Interval: cfg.Checkpointing.Interval, Timeout: cfg.Checkpointing.Timeout,
-		TolerableFailures: cfg.Checkpointing.TolerableFailed, Savepoints: x.Savepoints,
-		MinPause: cfg.Checkpointing.MinPause, MaxConcurrent: cfg.Checkpointing.MaxConcurrent,
-		AtLeastOnce:         cfg.Checkpointing.Mode == config.ModeAtLeastOnce,
-		FullFirstCheckpoint: fullFirstCheckpoint(cfg, store, restore),
-		Logger:              x.Logger, OnCheckpoint: x.OnCheckpoint, Stats: stats,
-		CancellationTimeout:   cfg.Restart.CancellationTimeout,
-		OnCancellationTimeout: func(n int) { sess.KillStuck(n, cfg.Restart.CancellationTimeout) },
-		Fence:                 owner.Check,
-		Monitor:               x.Monitor,
-		RestoreProgress: func(total int64) dataflow.Progress {
-			return progress.New(progress.Options{Title: "restore", Total: total, Logger: x.Logger})
-		},
-	})
-	stopWatch()
-	discardDeferred(ctx, store, x.Logger)
-	if cause := context.Cause(attemptCtx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
-		err = cause
-	}
-	cancel(nil)
-	x.addStats(stats)
-	return err
-}
-
-func (x *Executor) addStats(s *dataflow.RunStats) {
-	if x.Stats == nil {
-		return
-	}
-	x.Stats.Add(s)
 }
