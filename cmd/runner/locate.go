@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/control"
+	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/runtime/runner"
 )
 
@@ -56,9 +57,9 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	}
 	rec, where, err := runner.JobLease(ctx, s.cfg, s.host, job)
 	switch {
-	case errors.Is(err, runner.ErrNoLease) && s.cfg.Control.Pinned():
+	case errors.Is(err, ownership.ErrNoLease) && s.cfg.Control.Pinned():
 		return target(s.cfg, job, s.cfg.Control.Address)
-	case errors.Is(err, runner.ErrNoLease):
+	case errors.Is(err, ownership.ErrNoLease):
 		return jobTarget{}, notRunning(job, "no runner holds job %q: %v (and rest.port is not set)", job, err)
 	case err != nil:
 		return jobTarget{}, err
@@ -74,7 +75,7 @@ func locateJob(ctx context.Context, g *globalFlags, file, jobName string) (jobTa
 	case rec.Control == "":
 		return jobTarget{}, fmt.Errorf("job %q is held by %s, which has no control endpoint (lease in %s)", job, rec.Holder, where)
 	}
-	return target(s.cfg, job, runner.ControlAddress(rec))
+	return target(s.cfg, job, ownership.ControlAddress(rec))
 }
 
 // target returns the jobTarget of job at addr, with a client that sends the job's token,

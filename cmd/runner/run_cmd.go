@@ -14,7 +14,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/connectors"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
-	"github.com/flowstate/flowstate/runtime/lease"
+	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/runtime/runner"
 )
 
@@ -97,7 +97,7 @@ then takes the job over.`,
 					fmt.Fprintln(out, "job cancelled")
 					return nil
 				}
-				if errors.As(err, new(*lease.HeldError)) {
+				if errors.As(err, new(*ownership.HeldError)) {
 					return fmt.Errorf("%w; run with --wait to wait for its lease to expire and take the job over", err)
 				}
 				return err

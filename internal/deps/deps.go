@@ -12,7 +12,8 @@
 // runtime/config/flinkkeys, the catalog of Flink's keys, imports nothing of the repository
 // but runtime/builtins; the engine (runtime/dataflow) reaches neither the monitor nor
 // Prometheus, nor the runner, the plugin host, a command or a plugin, and the restart
-// strategy (runtime/restart) none of those nor the engine; the third-party example needs
-// nothing of the repository but the SDK. The test reads the import graph with go list
-// -deps -test.
+// strategy (runtime/restart) none of those nor the engine; the runner's path imports one
+// way, runner, then runtime/session, then runtime/ownership, which import neither the
+// monitor nor the checkpoint store; the third-party example needs nothing of the
+// repository but the SDK. The test reads the import graph with go list -deps -test.
 package deps

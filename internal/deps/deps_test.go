@@ -406,3 +406,44 @@ func TestEngineAndRestartStayBelowTheRunner(t *testing.T) {
 		return ""
 	})
 }
+
+// mustNotImport lists, for packages of the runtime, what they must never import: ownership
+// stands below the plugin session, which stands below the runner, and neither knows the
+// checkpoint store or the monitor (runtime/ownership's and runtime/session's doc); the
+// session does not know the engine either.
+var mustNotImport = map[string][]string{
+	repo + "/runtime/ownership": {
+		repo + "/runtime/dataflow", repo + "/runtime/monitor", repo + "/runtime/pluginhost",
+		repo + "/runtime/session", repo + "/runtime/config", repo + "/runtime/checkpoint", repo + "/runtime/runner",
+	},
+	repo + "/runtime/session": {
+		repo + "/runtime/monitor", repo + "/runtime/checkpoint", repo + "/runtime/runner", repo + "/runtime/dataflow",
+	},
+}
+
+// TestRunnerPathImportsOneWay: the runner's path goes one way, runner -> session ->
+// ownership: neither of the lower two imports what mustNotImport names for it, nor the
+// other's user (ownership reaches nothing of the runtime above it at all).
+func TestRunnerPathImportsOneWay(t *testing.T) {
+	g := list(t, root(t))
+	for from, banned := range mustNotImport {
+		p, ok := g[from]
+		if !ok {
+			t.Fatalf("go list found no %s", from)
+		}
+		for _, imp := range p.Imports {
+			for _, b := range banned {
+				if under(imp, b) {
+					t.Errorf("%s imports %s", from, imp)
+				}
+			}
+		}
+	}
+	// ownership's whole reach: nothing of the runtime but what it stands on.
+	check(t, g, "runtime/ownership", func(p pkg) bool { return p.path() == repo+"/runtime/ownership" && !p.test() }, none, func(_ pkg, path string) string {
+		if under(path, repo+"/runtime") && !under(path, repo+"/runtime/ownership") && !under(path, repo+"/runtime/progress") {
+			return "runtime/ownership reaches " + path
+		}
+		return ""
+	})
+}

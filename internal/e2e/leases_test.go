@@ -13,8 +13,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/internal/testwait"
-	"github.com/flowstate/flowstate/runtime/lease"
-	jobrunner "github.com/flowstate/flowstate/runtime/runner"
+	"github.com/flowstate/flowstate/runtime/ownership"
 )
 
 // leaseTimeout is the job.lease.timeout of the word count configs: long enough that a
@@ -69,7 +68,7 @@ func whenFree(t *testing.T, start func(more ...string) *runner) *runner {
 // directory and in its output directory, have expired, by the times their records say.
 func (s *wordcountSetup) waitLeasesExpired(t *testing.T) {
 	t.Helper()
-	for _, path := range []string{filepath.Join(s.dir, "checkpoints", "wc", "_lease"), filepath.Join(s.output, jobrunner.OutputLeaseFile)} {
+	for _, path := range []string{filepath.Join(s.dir, "checkpoints", "wc", "_lease"), filepath.Join(s.output, ownership.OutputLeaseFile)} {
 		testwait.For(t, "the lease "+path+" to expire", time.Minute, func() error {
 			if r := readLease(t, path); r != nil && r.Live(time.Now()) {
 				return fmt.Errorf("live until %s", r.Expires().Format(time.RFC3339Nano))
@@ -81,7 +80,7 @@ func (s *wordcountSetup) waitLeasesExpired(t *testing.T) {
 
 // readLease reads the record of a lease file written by sdk/filelease; nil when there is
 // none.
-func readLease(t *testing.T, path string) *lease.Record {
+func readLease(t *testing.T, path string) *ownership.Record {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -94,7 +93,7 @@ func readLease(t *testing.T, path string) *lease.Record {
 	if !ok {
 		t.Fatalf("lease file %s has no header line: %q", path, b)
 	}
-	r, err := lease.DecodeRecord([]byte(data))
+	r, err := ownership.DecodeRecord([]byte(data))
 	if err != nil {
 		t.Fatalf("lease file %s: %v", path, err)
 	}

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/flowstate/flowstate/internal/testbin"
-	"github.com/flowstate/flowstate/runtime/lease"
+	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/sdk/filelease"
 )
 
@@ -92,8 +92,8 @@ func TestWaitOutsAnotherHostsLease(t *testing.T) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	rec := lease.Record{
-		Holder: lease.Holder{Job: "wc", Host: "another-host", PID: 4242, Since: time.Now(), Instance: "elsewhere"},
+	rec := ownership.Record{
+		Holder: ownership.Holder{Job: "wc", Host: "another-host", PID: 4242, Since: time.Now(), Instance: "elsewhere"},
 		Epoch:  3, Renewed: time.Now(), TTLMillis: 8000, Seq: 9,
 	}
 	data, err := json.Marshal(rec)

@@ -70,8 +70,9 @@ type Env struct {
 	// Fence, if set, is called right before each commit: before the coordinator publishes
 	// a checkpoint's metadata, before a sink subtask commits, and before a sink subtask
 	// opens (which commits the restored transactions and discards the uncommitted ones).
-	// An error stops that commit and fails the attempt. The runner passes its job lease's
-	// check (runtime/lease), so a runner that lost its job commits nothing more.
+	// An error stops that commit and fails the attempt. The runner passes its owner's
+	// check (runtime/ownership's Owner.Check), so a runner that lost its job commits
+	// nothing more.
 	Fence func() error
 }
 

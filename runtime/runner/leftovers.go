@@ -3,9 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/sdk"
@@ -69,14 +66,4 @@ func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAcces
 		return 0, fmt.Errorf("discard %d shared streams no completed checkpoint references: %w", len(discard), err)
 	}
 	return len(discard), nil
-}
-
-// discardDeferred discards, once an attempt ended, the shared streams retention left for
-// a snapshot in flight (see checkpoint.Store); a failure leaves them to the next start.
-func discardDeferred(ctx context.Context, store *checkpoint.Store, log hclog.Logger) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := store.DiscardDeferred(ctx); err != nil {
-		log.Warn("retention", "error", err)
-	}
 }

@@ -15,7 +15,7 @@ import (
 	"github.com/flowstate/flowstate/internal/wordcheck"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime/jobs"
-	"github.com/flowstate/flowstate/runtime/lease"
+	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/runtime/runner"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/filelease"
@@ -23,7 +23,7 @@ import (
 
 // TestLostLeaseStopsTheRun lets another holder take the job's lease in its checkpoint
 // storage while the job runs (as a runner whose clock runs ahead would): the run stops
-// with an error wrapping lease.ErrLost that names the new holder, releases its lease on
+// with an error wrapping ownership.ErrLost that names the new holder, releases its lease on
 // the output directory, and leaves the new holder's record alone.
 func TestLostLeaseStopsTheRun(t *testing.T) {
 	dir := t.TempDir()
@@ -56,11 +56,11 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 		}
 		return err
 	})
-	held, err := lease.DecodeRecord(cur.Data)
+	held, err := ownership.DecodeRecord(cur.Data)
 	if err != nil {
 		t.Fatal(err)
 	}
-	thief := lease.Record{Holder: lease.Holder{Job: "wc", Host: "elsewhere", PID: 4242, Instance: "thief", Since: time.Now()},
+	thief := ownership.Record{Holder: ownership.Holder{Job: "wc", Host: "elsewhere", PID: 4242, Instance: "thief", Since: time.Now()},
 		Epoch: held.Epoch + 1, Renewed: time.Now().Add(time.Hour), TTLMillis: 10000, Seq: held.Seq + 100}
 	data, err := json.Marshal(thief)
 	if err != nil {
@@ -81,17 +81,17 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	case <-time.After(2 * time.Minute):
 		t.Fatal("the run went on after its lease was taken")
 	}
-	if !errors.Is(err, lease.ErrLost) || !strings.Contains(err.Error(), "pid 4242 on elsewhere") {
-		t.Fatalf("Execute after the lease was taken = %v; want lease.ErrLost naming pid 4242 on elsewhere", err)
+	if !errors.Is(err, ownership.ErrLost) || !strings.Contains(err.Error(), "pid 4242 on elsewhere") {
+		t.Fatalf("Execute after the lease was taken = %v; want ownership.ErrLost naming pid 4242 on elsewhere", err)
 	}
 	if r, _ := storage.ReadLease(context.Background()); string(r.Data) != string(data) {
 		t.Fatalf("the run overwrote the new holder's record: %s", r.Data)
 	}
-	out, err := filelease.New(filepath.Join(output, runner.OutputLeaseFile)).ReadLease(context.Background())
+	out, err := filelease.New(filepath.Join(output, ownership.OutputLeaseFile)).ReadLease(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := lease.DecodeRecord(out.Data); err != nil || !r.Released {
+	if r, err := ownership.DecodeRecord(out.Data); err != nil || !r.Released {
 		t.Fatalf("the output directory's lease after the run: %+v, %v; want it released", r, err)
 	}
 }

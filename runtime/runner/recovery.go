@@ -12,18 +12,23 @@ import (
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/config/explain"
 	"github.com/flowstate/flowstate/runtime/dataflow"
-	"github.com/flowstate/flowstate/runtime/pluginhost"
+	"github.com/flowstate/flowstate/runtime/monitor"
 	"github.com/flowstate/flowstate/runtime/restart"
+	"github.com/flowstate/flowstate/runtime/session"
 	"github.com/flowstate/flowstate/sdk"
 )
 
 // recovery decides what every attempt of a run starts from. It is the one place that
-// resolves and checks checkpoints, restarts the plugins a failure took down, and moves
-// aside the output committed after the checkpoint an attempt restores, so that nothing is
-// committed twice. Every call it makes into a plugin has a deadline (callTimeout).
+// resolves and checks checkpoints, keeps the run's checkpoint store on the storage
+// access of the session's current storage process, and moves aside the output committed
+// after the checkpoint an attempt restores, so that nothing is committed twice. It
+// receives the run's plugin session, which brings the plugins back, and never calls
+// back into the executor. Every call it makes into a plugin has a deadline
+// (session.Session.CallTimeout).
 type recovery struct {
-	x     *Executor
-	pl    *plugins
+	s     *session.Session
+	cfg   *config.Config
+	mon   *monitor.Monitor
 	job   *dataflow.Job
 	shape checkpoint.JobShape
 	store *checkpoint.Store
@@ -34,43 +39,32 @@ type recovery struct {
 	listed bool
 	// allowNonRestored lets a restore drop the state of operators the job no longer has.
 	allowNonRestored bool
-	// configured is the generation (pluginhost.Instance.Generation) in which each plugin
-	// last took its options, and accessGen the storage plugin's generation the store's
-	// access belongs to: a plugin restarted since must be configured again, and an access
-	// of a dead process replaced, whichever call restarted it.
-	configured map[*pluginhost.Instance]int
-	accessGen  int
+	// unchecked says the store is on a storage access of a restarted storage process, and
+	// the latest checkpoint it retains is not yet known to have survived the restart.
+	unchecked bool
 }
 
-// callTimeout bounds each call recovery makes into a plugin (listing, resolving, reading
-// metadata, disposing): task.cancellation.timeout, or 30 s when that is off. A plugin
-// that does not answer within it fails the recovery, which the restart strategy retries.
-func (r *recovery) callTimeout() time.Duration {
-	if t := r.x.Config.Restart.CancellationTimeout; t > 0 {
-		return t
-	}
-	return 30 * time.Second
-}
-
-// call runs f with a context bounded by callTimeout.
+// call runs f with a context bounded by the session's CallTimeout.
 func (r *recovery) call(ctx context.Context, f func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, r.callTimeout())
+	ctx, cancel := context.WithTimeout(ctx, r.s.CallTimeout())
 	defer cancel()
 	return f(ctx)
 }
 
-// start opens the job's storage access and store and finds the checkpoint the run's first
-// attempt restores: none for from "", the newest intact one of the job for FromLatest (and
+// start opens the session's plugins and the job's store and finds the checkpoint the
+// run's first attempt restores: none for from "", the newest intact one of the job for FromLatest (and
 // for FromLatestIfAny, unless the job has no completed checkpoint: then none), or
 // the checkpoint or savepoint a pointer resolves to. It registers it (and, for FromLatest,
 // the job's earlier checkpoints) with the store, checks it against the job and rewinds the
 // output to it. A failed start may be tried again.
 func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata, error) {
-	r.store = nil // a new store for every start: nothing is retained yet
-	if err := r.ensure(ctx); err != nil {
+	if err := r.s.Open(ctx); err != nil {
 		return nil, err
 	}
-	access := r.store.Access()
+	// A new store for every start: nothing is retained yet.
+	access := r.s.Access()
+	r.store = checkpoint.NewStore(access, r.cfg.Checkpointing.NumRetained)
+	r.store.OnDispose = r.mon.CheckpointDiscarded
 	r.floor = 0
 	var existing []sdk.CompletedCheckpointStorageLocation
 	err := r.call(ctx, func(ctx context.Context) (err error) {
@@ -97,7 +91,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 	case FromLatest:
 		c, err := r.latest(ctx, existing)
 		if errors.Is(err, errNoCheckpoint) { // the storage answered: starting again finds none either
-			hint := noCheckpointHint(r.x.Config)
+			hint := noCheckpointHint(r.cfg)
 			if err != errNoCheckpoint { // some are there, damaged
 				hint = "restore a savepoint or another checkpoint with --from POINTER, or run without --from to start fresh"
 			}
@@ -117,7 +111,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 			}
 			return nil, err
 		}
-		r.log.Info("restoring", "pointer", c.Location.ExternalPointer, "id", c.Metadata.CheckpointID, "savepoint", c.Metadata.Savepoint, "claim-mode", r.x.Config.Recovery.ClaimMode)
+		r.log.Info("restoring", "pointer", c.Location.ExternalPointer, "id", c.Metadata.CheckpointID, "savepoint", c.Metadata.Savepoint, "claim-mode", r.cfg.Recovery.ClaimMode)
 		restore = c
 	}
 	m, err := r.prepare(ctx, restore)
@@ -144,7 +138,7 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Metadata
 // leftToResume says what a run stopped now (the runner stopped by a signal, the job
 // suspended) leaves for --from latest to resume.
 func (r *recovery) leftToResume() string {
-	cfg := r.x.Config
+	cfg := r.cfg
 	if d := explain.Config(cfg).Durable; d != nil && !*d {
 		return fmt.Sprintf("its checkpoints were in the memory of %s (%s is not set) and are gone with it: nothing is left for --from latest",
 			cfg.CheckpointStorage, config.KeyCheckpointDir)
@@ -163,12 +157,21 @@ func (r *recovery) leftToResume() string {
 	return "the job has no completed checkpoint, so --from latest has nothing to resume: run it again without --from"
 }
 
-// afterFailure brings back the plugins a failure took down and returns the checkpoint the
-// next attempt restores (nil: start over). An error that restarting cannot fix is
-// restart.Permanent; any other error is one more failure for the restart strategy.
+// afterFailure brings back the plugins a failure took down (session.Session.Ensure), moves
+// the store to a new storage access if the storage plugin restarted, and returns the
+// checkpoint the next attempt restores (nil: start over). An error that restarting cannot
+// fix is restart.Permanent; any other error is one more failure for the restart strategy.
 func (r *recovery) afterFailure(ctx context.Context) (*checkpoint.Metadata, error) {
-	if err := r.ensure(ctx); err != nil {
+	renewed, err := r.s.Ensure(ctx)
+	if err != nil {
 		return nil, err
+	}
+	if renewed || r.unchecked {
+		r.unchecked = true
+		if err := r.reopenStorage(ctx); err != nil {
+			return nil, err
+		}
+		r.unchecked = false
 	}
 	r.disposeUnconfirmed(ctx)
 	latest := r.store.Latest()
@@ -212,14 +215,14 @@ func (r *recovery) prepare(ctx context.Context, c *checkpoint.Completed) (*check
 func (r *recovery) latest(ctx context.Context, list []sdk.CompletedCheckpointStorageLocation) (*checkpoint.Completed, error) {
 	// Reading every state stream back takes as long as writing it did: bound it by the
 	// checkpoint timeout, not by one call's.
-	verify := verifyWithin(r.store.Access(), max(r.x.Config.Checkpointing.Timeout, r.callTimeout()))
-	return latestCheckpoint(ctx, r.store.Access(), list, r.job.Name, r.callTimeout(), verify, r.log)
+	verify := verifyWithin(r.store.Access(), max(r.cfg.Checkpointing.Timeout, r.s.CallTimeout()))
+	return latestCheckpoint(ctx, r.store.Access(), list, r.job.Name, r.s.CallTimeout(), verify, r.log)
 }
 
 // resolve loads the checkpoint or savepoint a pointer names. The run owns it only under
 // claim mode CLAIM.
 func (r *recovery) resolve(ctx context.Context, pointer string) (*checkpoint.Completed, error) {
-	storage, _ := r.pl.storage.CheckpointStorage()
+	storage := r.s.Storage()
 	var c checkpoint.Completed
 	err := r.call(ctx, func(ctx context.Context) error {
 		loc, err := storage.ResolveCheckpoint(ctx, pointer)
@@ -232,7 +235,7 @@ func (r *recovery) resolve(ctx context.Context, pointer string) (*checkpoint.Com
 		}
 		// Under claim mode CLAIM the run owns what it restored and retention may dispose
 		// of it; under NO_CLAIM (the default) and LEGACY it never does.
-		c = checkpoint.Completed{Location: loc, Metadata: m, Owned: r.x.Config.Recovery.ClaimMode == config.Claim}
+		c = checkpoint.Completed{Location: loc, Metadata: m, Owned: r.cfg.Recovery.ClaimMode == config.Claim}
 		return nil
 	})
 	if err != nil {
@@ -273,7 +276,7 @@ func (r *recovery) restored(m *checkpoint.Metadata) {
 	if m == nil {
 		return
 	}
-	r.x.Monitor.RestoredFrom(m.CheckpointID, time.Now(), r.pointerOf(m), m.Savepoint)
+	r.mon.RestoredFrom(m.CheckpointID, time.Now(), r.pointerOf(m), m.Savepoint)
 }
 
 // describe names the checkpoint or savepoint m, with its pointer while it is retained.
@@ -299,65 +302,16 @@ func (r *recovery) pointerOf(m *checkpoint.Metadata) string {
 	return ""
 }
 
-// ensure brings the plugins back to where an attempt can use them: it restarts those
-// whose process died, configures those started since they last took their options, and
-// gives the store an access of the storage plugin's current process. A plugin that fails
-// to start, handshake or take its options is an ordinary failure: the restart strategy
-// decides whether to try again, and the next call picks up where this one stopped.
-func (r *recovery) ensure(ctx context.Context) error {
-	if r.configured == nil {
-		r.configured = map[*pluginhost.Instance]int{}
-	}
-	plugins := []*pluginhost.Instance{r.pl.backend}
-	if r.pl.storage != r.pl.backend {
-		plugins = append(plugins, r.pl.storage)
-	}
-	for _, in := range plugins {
-		if !in.Alive() {
-			r.log.Warn("restarting plugin", "plugin", in.Name())
-			if err := in.Restart(ctx); err != nil {
-				return fmt.Errorf("restart plugin %s: %w", in.Name(), err)
-			}
-			r.x.Monitor.PluginRestarted(in.Name(), in.Pid())
-		}
-		if gen := in.Generation(); r.configured[in] != gen {
-			if err := r.call(ctx, func(ctx context.Context) error { return r.x.configureOne(ctx, in, r.x.options(r.pl, in)) }); err != nil {
-				return err
-			}
-			r.configured[in] = gen
-		}
-	}
-	if gen := r.pl.storage.Generation(); r.store == nil || r.accessGen != gen {
-		if err := r.reopenStorage(ctx); err != nil {
-			return err
-		}
-		r.accessGen = gen
-	}
-	return nil
-}
-
-// reopenStorage gives the store a new access (a new store on the first call) after the
-// storage plugin started, and checks that the latest retained checkpoint survived a
-// restart (jmstorage without a directory keeps checkpoints in its process memory).
+// reopenStorage moves the store to the session's new storage access after the storage
+// plugin restarted, and checks that the latest retained checkpoint survived the restart
+// (jmstorage without a directory keeps checkpoints in its process memory).
 func (r *recovery) reopenStorage(ctx context.Context) error {
-	var access sdk.CheckpointStorageAccess
-	if err := r.call(ctx, func(ctx context.Context) (err error) {
-		access, err = r.x.access(ctx, r.pl.storage, r.job.Name)
-		return err
-	}); err != nil {
-		return err
-	}
-	if r.store == nil {
-		r.store = checkpoint.NewStore(access, r.x.Config.Checkpointing.NumRetained)
-		r.store.OnDispose = r.x.Monitor.CheckpointDiscarded
-		return nil
-	}
-	r.store.SetAccess(access)
+	r.store.SetAccess(r.s.Access())
 	latest := r.store.Latest()
 	if latest == nil {
 		return nil
 	}
-	storage, _ := r.pl.storage.CheckpointStorage()
+	storage := r.s.Storage()
 	err := r.call(ctx, func(ctx context.Context) error {
 		_, err := storage.ResolveCheckpoint(ctx, latest.Location.ExternalPointer)
 		return err
@@ -366,12 +320,12 @@ func (r *recovery) reopenStorage(ctx context.Context) error {
 		return nil
 	}
 	if !errors.Is(err, sdk.ErrNotFound) {
-		return fmt.Errorf("checkpoint storage %s restarted: resolve checkpoint %d: %w", r.pl.storage.Name(), latest.Metadata.CheckpointID, err)
+		return fmt.Errorf("checkpoint storage %s restarted: resolve checkpoint %d: %w", r.s.StorageName(), latest.Metadata.CheckpointID, err)
 	}
-	name := r.pl.storage.Name()
+	name := r.s.StorageName()
 	lost := fmt.Errorf("checkpoint storage %s restarted and checkpoint %d (%s) is gone with it: %s keeps checkpoints in its process memory unless it has a directory, so they die with the process: %w",
 		name, latest.Metadata.CheckpointID, latest.Location.ExternalPointer, name, err)
-	if !r.x.Config.Restart.StartOverOnCheckpointLoss {
+	if !r.cfg.Restart.StartOverOnCheckpointLoss {
 		return restart.Permanent(fmt.Errorf("%w; stopping rather than pretending to restore (set execution.recovery.start-over-on-checkpoint-loss: true to start the job over, or use fsstorage)", lost))
 	}
 	r.log.Warn("starting the job over from the beginning", "reason", lost)
@@ -460,10 +414,10 @@ var errNoCheckpoint = errors.New("no intact completed checkpoint")
 
 // storageText names the run's checkpoint storage and its directory, as the lease does.
 func (r *recovery) storageText() string {
-	if dir := r.x.Config.Checkpointing.Dir; dir != "" {
-		return fmt.Sprintf("%s (%s)", r.pl.storage.Name(), dir)
+	if dir := r.cfg.Checkpointing.Dir; dir != "" {
+		return fmt.Sprintf("%s (%s)", r.s.StorageName(), dir)
 	}
-	return r.pl.storage.Name()
+	return r.s.StorageName()
 }
 
 // noCheckpointHint says why a job may have no checkpoint to resume from under cfg, and

@@ -1,33 +1,4 @@
-// Package lease gives a job one owner. A runner holds an exclusive lease on a record (an
-// sdk.LeaseStore: the job's record in its checkpoint storage, or a file in its output
-// directory) and renews it while it runs; a second runner finds the record live and
-// refuses to start, naming the holder; a record whose holder stopped renewing it (killed,
-// frozen, cut off) is taken over once it has expired, by compare-and-swap, so of two
-// contenders exactly one wins.
-//
-// A record whose holder is known to have ended is taken over at once, by the same
-// compare-and-swap, without waiting for its expiry: Dead knows it only of a holder of this
-// machine (same host name and boot id, same pid namespace) whose pid is gone, a zombie or
-// another process (start time), or of this machine before a reboot. Anything else, a
-// frozen holder among them, counts as alive until its record expires.
-//
-// Fencing: a holder commits nothing unless Check says its lease is valid. The lease is
-// valid only while the last successful renewal, measured on the local monotonic clock
-// from the moment that renewal was sent, is younger than the timeout minus a margin
-// (Valid). A holder frozen past its timeout, or cut off from the store (a storage plugin
-// that stopped answering), therefore sees its lease lapse the moment it wakes, before it
-// talks to the storage; a contender takes over only after the full timeout, by its own
-// wall clock, from the renewal time the holder wrote. Clocks of the two machines may
-// disagree by up to the margin.
-//
-// A lapsed lease is not yet lost: renewals go on, and one that finds the record still at
-// the version the holder last wrote makes the lease valid again, since nobody can have
-// taken it over without changing the record. A renewal that finds another holder's record
-// loses the lease for good: Check fails from then on and Lost is closed.
-//
-// Every acquisition writes the previous epoch plus one: the epoch is the holder's fencing
-// token, logged and carried by LostError.
-package lease
+package ownership
 
 import (
 	"context"

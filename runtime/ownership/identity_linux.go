@@ -1,4 +1,4 @@
-package lease
+package ownership
 
 import (
 	"bytes"

@@ -1,19 +1,12 @@
-package runner
+package ownership
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/optional"
 )
-
-// fenced returns access behind the job's leases (see fence).
-func (o *ownership) fenced(access sdk.CheckpointStorageAccess) sdk.CheckpointStorageAccess {
-	if o == nil {
-		return access
-	}
-	return fence(access, o.check)
-}
 
 // fence returns access behind check: every call that creates, deletes or disposes of
 // something in the storage calls check first and fails with its error, so a runner that
@@ -23,10 +16,10 @@ func (o *ownership) fenced(access sdk.CheckpointStorageAccess) sdk.CheckpointSto
 // LocalStateLocator (answering "" when access has none, as the interface allows).
 func fence(access sdk.CheckpointStorageAccess, check func() error) sdk.CheckpointStorageAccess {
 	f := fencedAccess{CheckpointStorageAccess: access, check: check}
-	if l, ok := access.(sdk.SharedStateLister); ok {
-		return fencedLister{f, l}
-	}
-	return f
+	return optional.Access(f, optional.AccessInterfaces{
+		Lister:  optional.AccessInterfacesOf(access).Lister,
+		Locator: f,
+	})
 }
 
 // fencedAccess is a CheckpointStorageAccess whose writes check a fence first.
@@ -103,29 +96,12 @@ func (a fencedAccess) LocalStatePath(ctx context.Context, h sdk.StreamStateHandl
 	return "", nil
 }
 
-// fencedLister is a fencedAccess whose access lists its shared state.
-type fencedLister struct {
-	fencedAccess
-	sdk.SharedStateLister
-}
-
 // location returns loc behind the fence, keeping sdk.LocalStateFactory when loc has it:
 // its files are state streams, which pass through as a stream's writes do.
 func (a fencedAccess) location(loc sdk.CheckpointStorageLocation) sdk.CheckpointStorageLocation {
-	f := fencedLocation{loc, a}
-	if l, ok := loc.(sdk.LocalStateFactory); ok {
-		return fencedLocalLocation{f, l}
-	}
-	return f
+	factory, _ := loc.(sdk.LocalStateFactory)
+	return optional.Location(fencedLocation{loc, a}, factory)
 }
-
-// fencedLocalLocation is a fencedLocation whose location creates local state files.
-type fencedLocalLocation struct {
-	fencedLocation
-	sdk.LocalStateFactory
-}
-
-var _ sdk.LocalStateFactory = fencedLocalLocation{}
 
 // fencedLocation is a CheckpointStorageLocation whose disposal and metadata publication
 // check the fence first.
