@@ -31,5 +31,5 @@
 // with optional interfaces, sdk/bytesize the parser of byte sizes in options.
 //
 // This package must never import gRPC, the protocol (sdk/internal/proto), the server or
-// the host end.
+// the host end (internal/deps checks it): it imports only the standard library and hclog.
 package sdk

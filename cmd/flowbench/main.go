@@ -2,6 +2,10 @@
 // in-process, and against the machine's own limits, and writes the figures into
 // docs/performance.md (between its flowbench markers). `make bench` runs it.
 //
+// Unlike cmd/runner it links the built-in plugins' code, through their registry
+// plugins/builtin (never a plugin package directly), to run them in the benchmark's own
+// process beside the same plugins as processes.
+//
 //	flowbench [-quick] [-only throughput,wordcount,checkpoint,pause,scale,incremental,startup,memory]
 //	          [-rounds N] [-state-mb N] [-memory-keys N,N...] [-out docs/performance.md]
 //	          [-plugin-dir bin/plugins] [-runner bin/runner] [-cpuprofile FILE]

@@ -1,5 +1,5 @@
 // Command customjob is a custom Flowstate job written in Go with the job API
-// (runtime/dataflow) and the Environment API (runtime): a leaderboard that keeps, per
+// (runtime/dataflow) and the Environment API (runtime/runner): a leaderboard that keeps, per
 // player, the plays per game (MapState) and the best scores (ListState), reading
 // "player game score" lines from a file or directory and writing one summary line per play
 // to part files, exactly once.
@@ -8,6 +8,9 @@
 // checkpoints in a directory through fsstorage. By default both plugins run inside this
 // process (UseInProcess with the constructors of plugins/builtin); with -plugin-dir they run as
 // plugin processes from that directory instead.
+//
+// It imports only what a user's program can: the runtime's packages and the registry
+// plugins/builtin, never a plugin package directly nor anything under internal/.
 //
 //	go run ./examples/customjob -input examples/customjob/input -output /tmp/leaderboard \
 //	    -checkpoints /tmp/leaderboard-checkpoints

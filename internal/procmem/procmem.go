@@ -1,6 +1,9 @@
 // Package procmem samples the peak resident memory (VmHWM in /proc/PID/status) of a
 // process and of the processes it starts, such as a runner and its plugins, for the memory
 // figures of flowbench and the tests that bound them. It reads Linux's /proc.
+//
+// It imports only the standard library, nothing of this repository: it measures processes
+// from the outside and knows nothing of what they run.
 package procmem
 
 import (

@@ -1,5 +1,10 @@
 // Package testbin gives tests the runner and plugin binaries: the ones `make build` put in
-// $FLOWSTATE_BIN when that is set, otherwise binaries built once per test process.
+// $FLOWSTATE_BIN when that is set, otherwise binaries built once per test process; and a
+// headless Chromium for the tests of the monitor's web page (chromium.go).
+//
+// It builds the binaries with go build and must never import a package of this repository:
+// the plugins' tests use it, and a plugin, its tests included, reaches neither the runtime
+// nor another plugin.
 package testbin
 
 import (

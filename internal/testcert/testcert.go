@@ -1,4 +1,5 @@
-// Package testcert writes a self-signed certificate and its key for tests of TLS.
+// Package testcert writes a self-signed certificate and its key for tests of TLS. It
+// imports only the standard library, nothing of this repository.
 package testcert
 
 import (

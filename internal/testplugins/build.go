@@ -1,9 +1,14 @@
 // Package testplugins builds the small plugin binaries the runner's tests start: the SDK's
 // own test plugins (Names, from sdk/internal/testplugins: mem, memstorage, memv3, junk,
 // crash, noisy), and for the fault tests faultstorage (fsstorage with injected delays and
-// hangs), bigmsg (a backend whose replies exceed gRPC's message limit) hangbackend
+// hangs), bigmsg (a backend whose replies exceed gRPC's message limit), hangbackend
 // (hashmap with an injected deadlock) and diebackend (hashmap that kills itself while it
 // starts, is configured or restores), which live here because they wrap built-in plugins.
+//
+// It builds them with go build and imports nothing of the repository, so a test that builds
+// them links none of their code. The commands below it link, like a plugin, only the SDK's
+// contract and plugin end and the built-in plugin they wrap: never the runtime nor the SDK's
+// host end.
 package testplugins
 
 import (

@@ -5,7 +5,8 @@
 // It shares no code with what it checks: it splits words with its own pattern (maximal
 // runs of Unicode letters and decimal digits, lowercased, as the word count job
 // documents) and finds the committed output by the documented rule (the regular files of
-// the output directory whose names start with neither '.' nor '_').
+// the output directory whose names start with neither '.' nor '_'). It imports only the
+// standard library, nothing of this repository.
 package wordcheck
 
 import (

@@ -1,6 +1,12 @@
 // Package checkpoint holds the runner's side of checkpoints: the metadata format, the
 // checksumming stream wrappers between state backends and checkpoint storages, and the
-// coordinator that triggers, completes, retains and discards checkpoints.
+// store of completed checkpoints (Store) that retains, publishes and discards them. The
+// coordinator that triggers and completes checkpoints is the engine's (runtime/dataflow),
+// which uses this package.
+//
+// It sits below the engine: it imports only the SDK (sdk, sdk/host), and must never import
+// anything else of the runtime (not the engine, the configuration, the runner, the monitor
+// or the plugin host), nor a plugin.
 package checkpoint
 
 import (

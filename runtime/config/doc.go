@@ -19,7 +19,8 @@
 // working state lives, and whether checkpoints survive losing this machine. Provenance
 // records where each key was set (its line, the flag that set it, the key as written).
 //
-// Dependency rule: config imports the SDK's contract (sdk, sdk/layout), runtime/builtins
+// Dependency rule: config imports the SDK's contract and helpers (sdk, sdk/bytesize,
+// sdk/layout), runtime/builtins
 // for the built-ins' names, kinds and options, runtime/config/flinkkeys for the catalog of
 // Flink's keys, and YAML; it never imports a plugin (nothing under plugins/, not even the
 // registry plugins/builtin), the packages beside it that import it

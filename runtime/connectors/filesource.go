@@ -1,5 +1,10 @@
 // Package connectors holds the built-in sources and sinks: a replayable text file source,
 // a deterministic generator, and a transactional file sink.
+//
+// The connectors plug into the engine: they import runtime/dataflow (for the source and
+// sink interfaces) and runtime/restart (to mark the failures no restart fixes), and must
+// never import what drives the engine (the runner, the monitor, the plugin host, cmd/...)
+// nor a plugin.
 package connectors
 
 import (

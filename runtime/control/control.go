@@ -5,6 +5,11 @@
 // Conflict): two jobs on one machine never act on each other's requests, and nobody
 // without the token acts on either. Requests of a foreign Host or Origin are refused
 // (guard.go); timeouts and a bound on connections keep the job's descriptors for the job.
+//
+// The runner starts the endpoint and hands it what it serves besides (Options.More: the
+// monitor's pages, as an http.Handler): control imports the engine (runtime/dataflow) for
+// the savepoint requests it hands the job, and must never import the runner
+// (runtime/runner), the monitor, the plugin host or a plugin.
 package control
 
 import (

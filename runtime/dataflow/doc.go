@@ -18,6 +18,6 @@
 //
 // dataflow is the engine the runner drives: it must never import runtime/monitor (that
 // would link Prometheus and the web page into the engine; report through Events), nor
-// the runner (runtime/runner), the plugin host (runtime/pluginhost) or cmd/.... The
-// dependency test (internal/deps) checks it.
+// the runner (runtime/runner), the plugin host (runtime/pluginhost), cmd/... or a plugin
+// (nothing under plugins/). The dependency test (internal/deps) checks it.
 package dataflow

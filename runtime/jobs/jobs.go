@@ -1,5 +1,9 @@
 // Package jobs holds the runner's built-in jobs, chosen by job.type in the configuration
 // file: wordcount and aggregate.
+//
+// A job is built from the engine's API alone (runtime/dataflow, runtime/state and the
+// built-in connectors), as a user's custom job is; jobs must never import the runner, the
+// monitor, the plugin host, cmd/... or a plugin.
 package jobs
 
 import (

@@ -2,6 +2,11 @@
 // flowstate-plugin-NAME in the plugin directory, checks them, starts one process per name
 // and restarts it on demand. Built-in plugins can run in the runner's process instead,
 // through the same sdk interfaces.
+//
+// It reaches plugins only as processes, through the SDK's host end (sdk/host), or through
+// the constructors its caller hands it (Options.Builtins): it must never import a plugin
+// (nothing under plugins/, not even plugins/builtin), nor anything of the runtime (not the
+// configuration, the engine or the runner, which drives it).
 package pluginhost
 
 import (

@@ -2,6 +2,8 @@
 // a savepoint, a stop with a savepoint): a bar when its output is a terminal, a log line
 // every few seconds otherwise. Count the bytes with Add, or pass them through Reader or
 // Writer; end with Finish. Countdown shows a wait (for a lease to expire) the same way.
+//
+// It knows bytes and durations, not what moves them: it imports nothing of this repository.
 package progress
 
 import (

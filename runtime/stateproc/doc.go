@@ -9,4 +9,10 @@
 // Keyed state is read in the formats this package can decode: sdk.FormatCanonical (package
 // sdk/kvstream) and LevelDBIncremental, the leveldb plugin's incremental format. Handles of
 // any other format are reported with their sizes and marked as not decoded.
+//
+// It works on what a job left behind, never on a running job: it imports the checkpoint
+// format (runtime/checkpoint), the state keys (runtime/state), runtime/storagepath and the
+// SDK, and must never import the engine (runtime/dataflow), the configuration, the runner,
+// the monitor, the plugin host, or a plugin (it reads the leveldb plugin's incremental
+// format from its own description of it, not from the plugin's code).
 package stateproc

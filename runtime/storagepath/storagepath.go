@@ -2,6 +2,9 @@
 // write them (local paths, file:// URIs, URIs of other schemes such as s3://bucket/key),
 // relative to each other: whether a savepoint target or a checkpoint to dispose of lies in
 // a configured directory. Local locations compare where they lead, after symbolic links.
+//
+// It imports only sdk/layout, for the names of the layout's directories, and must never
+// import anything of the runtime or a plugin: the runner and the offline tools both use it.
 package storagepath
 
 import (

@@ -39,6 +39,10 @@
 // A plugin embeds a *Storage, built by New in Configure from ParseOptions, and adds
 // PluginInfo and Configure: plugins/fsstorage, jmstorage's directory mode and
 // examples/thirdparty are built this way.
+//
+// It imports only the contract and the SDK's helpers (sdk, sdk/bytesize, sdk/filelease,
+// sdk/layout, sdk/optional), never gRPC, the protocol, the server or the host end, so a
+// plugin links it without any code of the wire.
 package dirstorage
 
 import (

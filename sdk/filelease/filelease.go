@@ -25,6 +25,9 @@
 // (SIGSTOP) in the middle of a replacement delays the others, and never blocks them past
 // their deadline. Temporary files of a writer that crashed stay behind, named
 // Path+".tmp-*"; they are harmless and may be deleted.
+//
+// It imports only the contract (package sdk), never gRPC, the protocol, the server or the
+// host end, so plugins and the runner both link it.
 package filelease
 
 import (

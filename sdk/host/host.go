@@ -4,6 +4,9 @@
 // process the scheduling the SDK gives those in a plugin process (LocalPipeline); and it
 // has what a host does with state streams (checksums, verification). The runner and tests
 // use it; plugins do not, and a plugin binary does not link it.
+//
+// It must never import the plugin end (sdk/server), nor anything outside the SDK module;
+// internal/deps checks both.
 package host
 
 import (

@@ -12,6 +12,9 @@
 // record's key-length field is never 0, which is what tells a record from the end marker.
 // Records appear in no particular order and a key appears at most once. Values are never
 // absent: an empty value is a present key whose value has length 0.
+//
+// It imports only the contract (package sdk), never gRPC, the protocol, the server or the
+// host end: state backends and the runner's offline tools both read and write it.
 package kvstream
 
 import (

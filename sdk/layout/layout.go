@@ -9,6 +9,9 @@
 //
 // fsstorage and jmstorage use it; a third-party storage that does too keeps checkpoints a
 // Flink user, and the runner's `checkpoints list`, recognize.
+//
+// It imports only the contract (package sdk), never gRPC, the protocol, the server or the
+// host end.
 package layout
 
 import (

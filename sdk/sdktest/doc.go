@@ -38,4 +38,8 @@
 // The kit's check of Configure calls Configure a second time, on a plugin the factory
 // already configured, with an unknown option: it expects an *sdk.OptionError naming that
 // option.
+//
+// The kit checks a plugin from the host's side: it imports the contract, sdk/kvstream and
+// the host end (sdk/host, for the process boundary), and must never import the plugin end
+// (sdk/server) nor anything of the repository outside the SDK module.
 package sdktest

@@ -19,6 +19,10 @@
 //
 // Selected as state.backend.type with no checkpoint storage configured, the runner uses the
 // plugin as its checkpoint storage too, as FLIP-142 promises for external state backends.
+//
+// It imports only the SDK's contract and helpers (sdk, sdk/dirstorage, sdk/filelease,
+// sdk/kvstream, sdk/layout) and bbolt: never the SDK's server or host end, nor anything
+// of this repository outside the SDK module.
 package boltstate
 
 import (

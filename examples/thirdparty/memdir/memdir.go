@@ -3,6 +3,9 @@
 // Checkpoints die with the plugin process, as jmstorage's do without a dir; a storage for
 // another medium writes the same ten methods for it (boltstate's boltfs.go over bbolt
 // files, fsstorage over the local disk and S3).
+//
+// It imports only the SDK's contract and sdk/dirstorage: never the SDK's server or host
+// end, nor anything of this repository outside the SDK module.
 package memdir
 
 import (

@@ -1,6 +1,9 @@
 // Command bigmsg is a hostile state backend: the first Get of each keyed backend answers
 // with a value of 8 MiB (twice gRPC's default message limit) where the runner expects a
 // few bytes. The runner must fail the job with a clear error instead of crashing.
+//
+// It links, like a plugin, only the SDK (its contract and plugin end, sdk/server) and
+// plugins/hashmap/hashmap: never the runtime nor the SDK's host end.
 package main
 
 import (

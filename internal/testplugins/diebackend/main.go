@@ -10,6 +10,9 @@
 // first creates the file <binary>.died-K (K = 1..N, with O_EXCL) beside the binary, so the
 // count outlives the processes and a test can read how many died. Without the file the
 // plugin is hashmap.
+//
+// It links, like a plugin, only the SDK (its contract and plugin end, sdk/server) and
+// plugins/hashmap/hashmap: never the runtime nor the SDK's host end.
 package main
 
 import (

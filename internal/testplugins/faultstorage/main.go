@@ -8,6 +8,9 @@
 //	every  only checkpoints whose id is a multiple of every are affected (default 1: all)
 //	at     state (default): closing a state stream waits; metadata: finalizing the
 //	       metadata waits
+//
+// It links, like a plugin, only the SDK (its contract, helpers and plugin end, sdk/server)
+// and plugins/fsstorage/fsstorage: never the runtime nor the SDK's host end.
 package main
 
 import (

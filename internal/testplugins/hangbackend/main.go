@@ -10,6 +10,9 @@
 //
 // Once deadlocked, every later call of every keyed backend blocks too, ignoring its context,
 // as behind a mutex a plugin never releases.
+//
+// It links, like a plugin, only the SDK (its contract and plugin end, sdk/server) and
+// plugins/hashmap/hashmap: never the runtime nor the SDK's host end.
 package main
 
 import (

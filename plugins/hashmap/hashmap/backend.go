@@ -11,6 +11,11 @@
 // shard at a time under its lock into memory and hands the bytes to the stream after
 // unlocking, so processing goes on during the upload. Several snapshots may be pending at
 // once.
+//
+// It owns the backend's keyed state, its copy-on-write snapshots and its restores. As
+// every plugin it imports only the SDK (sdk, sdk/kvstream), never the runtime, another
+// plugin, or the SDK's plugin or host end (sdk/server, sdk/host); its main package links
+// sdk/server.
 package hashmap
 
 import (

@@ -26,6 +26,10 @@
 // Memory is freed by DisposeCheckpoint, DiscardState, DisposeOnFailure and by the
 // reinitialization of a job (InitializeBaseLocationsForCheckpoint drops the state of its
 // checkpoints that never completed).
+//
+// As every plugin it imports only the SDK (sdk, sdk/dirstorage, sdk/layout), never the
+// runtime, another plugin, or the SDK's plugin or host end (sdk/server, sdk/host); its main
+// package links sdk/server.
 package jmstorage
 
 import (

@@ -5,6 +5,11 @@
 // either as full snapshots in the canonical format (sdk.FormatCanonical) or, with the
 // option incremental=true, as incremental ones (FormatIncremental) that upload only the
 // keys written since the last completed checkpoint.
+//
+// It owns the backend's working databases, its full and incremental snapshots and its
+// restores. As every plugin it imports only the SDK (sdk, sdk/bytesize, sdk/kvstream) and
+// goleveldb, never the runtime, another plugin, or the SDK's plugin or host end
+// (sdk/server, sdk/host); its main package links sdk/server.
 package leveldb
 
 import (

@@ -2,6 +2,10 @@
 // host the sdk's interfaces (sdk.StateBackend, sdk.CheckpointStorage and what they create)
 // for a plugin served in another process by server.Serve. Package sdk/host starts plugins and
 // uses it; plugin binaries never link it.
+//
+// It shares the converters, the demultiplexer and the wire's tables with the plugin end
+// (sdk/internal/convert, sdk/internal/demux, sdk/internal/wire) and must never import the
+// plugin end itself (sdk/server), nor sdk/host, which imports it.
 package client
 
 import (

@@ -1,4 +1,8 @@
-// Package prio provides a mutual exclusion lock whose urgent waiters go first.
+// Package prio provides a mutual exclusion lock whose urgent waiters go first: both ends
+// keep a keyed backend's calls one at a time with it (sdk/server for a served backend,
+// sdk/host's LocalPipeline for one in the host's process), a Get before queued writes.
+//
+// It imports only the standard library, never anything of the SDK.
 package prio
 
 import "sync"

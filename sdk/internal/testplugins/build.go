@@ -4,8 +4,12 @@
 // refprev (the reference plugins of package ref, which pass the conformance kit, speaking
 // the previous protocol: version 1 as plugins built before its additions speak it), junk
 // (prints to stdout instead of a handshake), crash (exits at once with stderr text) and
-// noisy (floods stderr). The runner's tests build them too, from this directory (see the repository's
-// internal/testplugins).
+// noisy (floods stderr). The runner's tests build them too, from this directory (see the
+// repository's internal/testplugins).
+//
+// It builds them with go build and imports nothing of the repository. The commands link,
+// as a plugin does, the SDK's contract and plugin end (sdk/server) with memstore or ref,
+// never the host end (sdk/host, sdk/internal/client).
 package testplugins
 
 import (

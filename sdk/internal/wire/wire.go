@@ -4,6 +4,9 @@
 // sizes, the handshake, the id tables of objects a plugin serves, batching and chunking,
 // the packing of mutations, the error codec and the checksum of state streams. Neither end
 // imports the other: a plugin binary links the plugin end only.
+//
+// It imports only the protocol (sdk/internal/proto), gRPC and go-plugin, and must never
+// import the contract (sdk), the converters or either end.
 package wire
 
 import (

@@ -4,6 +4,10 @@
 //
 // Names are the store's own paths. Errors keep the identity of io/fs errors
 // (fs.ErrNotExist, fs.ErrExist) so that callers can tell a missing file from a failure.
+//
+// It is the one package that links minio-go, which is why the runner binary must never
+// reach it (internal/deps checks it). It imports only the SDK (sdk, sdk/bytesize,
+// sdk/dirstorage): never the runtime, another plugin, or the SDK's plugin or host end.
 package fsys
 
 import "github.com/flowstate/flowstate/sdk/dirstorage"

@@ -1,4 +1,6 @@
 // Command crash writes a few stderr lines and exits at once with status 3.
+//
+// It links nothing of the SDK: it is not a plugin, only a process a host starts as one.
 package main
 
 import (

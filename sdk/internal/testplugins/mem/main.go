@@ -1,4 +1,6 @@
 // Command mem is the in-memory test plugin, a state backend and a checkpoint storage.
+//
+// It links the SDK's plugin end (sdk/server) and memstore, never the host end.
 package main
 
 import (

@@ -1,4 +1,6 @@
 // Command memstorage is a test plugin that is only a checkpoint storage.
+//
+// It links the SDK's plugin end (sdk/server) and memstore, never the host end.
 package main
 
 import (

@@ -2,6 +2,8 @@
 // tests of the plugin protocol. It is deliberately simple, with a few hooks that make
 // errors and panics on demand: Get of PanicKey panics, Write of TooLargeKey fails with
 // sdk.ErrStateTooLarge.
+//
+// It imports only the contract (package sdk), never the server or the host end.
 package memstore
 
 import (

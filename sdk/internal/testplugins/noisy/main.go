@@ -1,5 +1,7 @@
 // Command noisy is the in-memory test plugin flooding stderr: many raw lines before it
 // serves, and a log line every millisecond while it does.
+//
+// It links the SDK's plugin end (sdk/server) and memstore, never the host end.
 package main
 
 import (

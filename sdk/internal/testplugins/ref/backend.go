@@ -2,6 +2,9 @@
 // backend and checkpoint storage in memory, which pass the conformance kit (sdk/sdktest).
 // The kit's own tests run them in-process; the test plugin refprev serves them through the
 // process boundary.
+//
+// It imports only what a third party's plugin may, the contract (sdk) and sdk/kvstream:
+// never the server, the host end or the SDK's internals.
 package ref
 
 import (

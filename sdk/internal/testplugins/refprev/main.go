@@ -5,6 +5,9 @@
 // FLOWSTATE_TESTPLUGIN_ANNOUNCE, a comma-separated list of "pipeline", "reads-ahead",
 // "local-reads", "local-writes" and "access-interfaces", plays a plugin built between two
 // additions.
+//
+// It links the SDK's plugin end (sdk/server, with sdk/internal/wire for the protocol's
+// names) and ref, never the host end.
 package main
 
 import (
