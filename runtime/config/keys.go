@@ -46,7 +46,7 @@ const (
 	KeyJobKeys             = "job.keys"
 	KeyJobRecords          = "job.records"
 	KeyJobBatchSize        = "job.batch-size"
-	KeyLeaseTimeout        = "job.lease.timeout" // Flowstate's own (runtime/lease)
+	KeyLeaseTimeout        = "job.lease.timeout" // Flowstate's own (runtime/ownership)
 	KeyRestartType         = "restart-strategy.type"
 	KeyRestartAttempts     = "restart-strategy.fixed-delay.attempts"
 	KeyRestartDelay        = "restart-strategy.fixed-delay.delay"
