@@ -5,8 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
-
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/dataflow"
@@ -39,7 +37,13 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, sess *session
 		},
 	})
 	stopWatch()
-	discardDeferred(ctx, store, x.Logger)
+	// The attempt ended: no snapshot can reference the shared streams retention left for
+	// one in flight (see checkpoint.Store) any more. A failure leaves them to the next start.
+	dctx, dcancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	if derr := store.DiscardDeferred(dctx); derr != nil {
+		x.Logger.Warn("retention", "error", derr)
+	}
+	dcancel()
 	if cause := context.Cause(attemptCtx); err != nil && cause != nil && !errors.Is(cause, context.Canceled) {
 		err = cause
 	}
@@ -53,14 +57,4 @@ func (x *Executor) addStats(s *dataflow.RunStats) {
 		return
 	}
 	x.Stats.Add(s)
-}
-
-// discardDeferred discards, once an attempt ended, the shared streams retention left for
-// a snapshot in flight (see checkpoint.Store); a failure leaves them to the next start.
-func discardDeferred(ctx context.Context, store *checkpoint.Store, log hclog.Logger) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := store.DiscardDeferred(ctx); err != nil {
-		log.Warn("retention", "error", err)
-	}
 }

@@ -112,46 +112,38 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 			err = fmt.Errorf("job %q suspended: %s: %w", job.Name, rec.leftToResume(), err)
 		}
 	}()
-	var restore *checkpoint.Metadata
-	for {
-		var err error
-		if restore, err = rec.start(ctx, from); err == nil {
-			break
-		}
-		if waited, werr := owner.Wait(ctx, err); werr != nil {
-			return werr
-		} else if waited {
-			continue
+	// Every turn readies an attempt (the first turns start the run, the later ones recover
+	// it after a failure) and runs it. A failure of either counts against the restart
+	// strategy; a start that another runner's lease refused waits for it first, when the
+	// run waits for leases.
+	for started := false; ; {
+		restore, err := rec.next(ctx, from)
+		if err == nil {
+			if !started {
+				started = true
+				if x.OnOwned != nil {
+					x.OnOwned()
+				}
+				defer x.disposeOnCancel(ctx, rec.store) // once: the store of the start that succeeded
+				x.Monitor.JobStarted(x.jobInfo(job, sess))
+			}
+			rec.restored(restore)
+			x.Monitor.SetState(monitor.JobRunning)
+			if err = x.attempt(ctx, job, sess, owner, rec.store, restore); err == nil || dataflow.IsStopped(err) {
+				return nil
+			}
+			if restore != nil && permanent(err) { // name what the failed attempt restored
+				err = fmt.Errorf("the attempt from %s: %w", rec.describe(restore), err)
+			}
+		} else if !started {
+			if waited, werr := owner.Wait(ctx, err); werr != nil {
+				return werr
+			} else if waited {
+				continue
+			}
 		}
 		if err := x.backOff(ctx, policy, job, err); err != nil {
 			return err
-		}
-	}
-	if x.OnOwned != nil {
-		x.OnOwned()
-	}
-	defer x.disposeOnCancel(ctx, rec.store)
-	x.Monitor.JobStarted(x.jobInfo(job, sess))
-	rec.restored(restore)
-	for {
-		x.Monitor.SetState(monitor.JobRunning)
-		err := x.attempt(ctx, job, sess, owner, rec.store, restore)
-		if err == nil || dataflow.IsStopped(err) {
-			return nil
-		}
-		if restore != nil && permanent(err) { // name what the failed attempt restored
-			err = fmt.Errorf("the attempt from %s: %w", rec.describe(restore), err)
-		}
-		// Recover, counting every failure (of an attempt, or of the recovery itself: a
-		// plugin that dies again while it is restarted) against the restart strategy.
-		for {
-			if err := x.backOff(ctx, policy, job, err); err != nil {
-				return err
-			}
-			if restore, err = rec.afterFailure(ctx); err == nil {
-				rec.restored(restore)
-				break
-			}
 		}
 	}
 }

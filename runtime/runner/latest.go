@@ -21,18 +21,5 @@ func LatestCheckpoint(ctx context.Context, access sdk.CheckpointStorageAccess, j
 	if err != nil {
 		return nil, fmt.Errorf("list checkpoints of job %q: %w", job, err)
 	}
-	return latestCheckpoint(ctx, access, list, job, timeout, verifyWithin(access, timeout), log)
-}
-
-// verifyWithin returns a check that a checkpoint's state reads back intact (sizes and
-// CRC-32C of every stream), bounded by timeout (0: no bound).
-func verifyWithin(access sdk.CheckpointStorageAccess, timeout time.Duration) func(context.Context, *checkpoint.Metadata) error {
-	return func(ctx context.Context, m *checkpoint.Metadata) error {
-		if timeout > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, timeout)
-			defer cancel()
-		}
-		return checkpoint.Verify(ctx, access, m)
-	}
+	return checkpoint.Newest(ctx, access, list, job, timeout, timeout, log)
 }

@@ -1,21 +1,20 @@
-package runner
+package checkpoint
 
 import (
 	"context"
 	"fmt"
 
-	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/sdk"
 )
 
-// cleanSharedLeftovers deletes the job's shared state streams that no completed
+// cleanLeftovers deletes the job's shared state streams that no completed
 // checkpoint of the job in the storage references, nor restored (the checkpoint the run
 // starts from, perhaps another job's): the uploads of checkpoints a crash interrupted.
 // Storages that cannot list their shared state (no sdk.SharedStateLister) are left alone.
 // It reads the metadata of every completed checkpoint first and deletes nothing when one
 // does not read back, since its references are then unknown. It returns how many streams
 // it deleted.
-func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAccess, restored *checkpoint.Metadata) (int, error) {
+func cleanLeftovers(ctx context.Context, access sdk.CheckpointStorageAccess, restored *Metadata) (int, error) {
 	lister, ok := access.(sdk.SharedStateLister)
 	if !ok {
 		return 0, nil
@@ -33,17 +32,17 @@ func cleanSharedLeftovers(ctx context.Context, access sdk.CheckpointStorageAcces
 	}
 	own := map[string]bool{} // what the job's completed checkpoints reference
 	for _, loc := range completed {
-		m, err := checkpoint.Load(ctx, access, loc)
+		m, err := Load(ctx, access, loc)
 		if err != nil {
 			return 0, fmt.Errorf("keeping every shared stream: the references of checkpoint %s are unknown: %w", loc.ExternalPointer, err)
 		}
-		for ref := range checkpoint.SharedRefs(m) {
+		for ref := range SharedRefs(m) {
 			own[ref] = true
 		}
 	}
 	restoredRefs := map[string]bool{} // a savepoint or another job's checkpoint may be in use
 	if restored != nil {
-		restoredRefs = checkpoint.SharedRefs(restored)
+		restoredRefs = SharedRefs(restored)
 	}
 	var discard []sdk.StreamStateHandle
 	matched := 0
