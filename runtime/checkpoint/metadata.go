@@ -1,7 +1,9 @@
 // Package checkpoint holds the runner's side of checkpoints: the metadata format, the
 // checksumming stream wrappers between state backends and checkpoint storages, and the
-// store of completed checkpoints (Store) that retains, publishes and discards them. The
-// coordinator that triggers and completes checkpoints is the engine's (runtime/dataflow),
+// store of completed checkpoints (Store) that retains, publishes and discards them, and
+// what a restore asks of it (recover.go: list the job's checkpoints, pick the newest whole
+// one or resolve a pointer, adopt the earlier ones, clean an interrupted run's leftovers).
+// The coordinator that triggers and completes checkpoints is the engine's (runtime/dataflow),
 // which uses this package.
 //
 // It sits below the engine: it imports only the SDK (sdk, sdk/host), and must never import
