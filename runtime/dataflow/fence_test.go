@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 
@@ -55,5 +56,39 @@ func TestFenceStopsTheSinkOpening(t *testing.T) {
 	}
 	if _, err := os.Stat(f.output); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the fenced sink opened its output directory: %v", err)
+	}
+}
+
+// TestFenceAfterPublishStopsTheCompletion: a runner that loses its lease while its metadata
+// is written (frozen mid-write, say) completes nothing: the fence, asked again once the
+// write returns, stops the checkpoint before it is reported, retained or committed.
+func TestFenceAfterPublishStopsTheCompletion(t *testing.T) {
+	f := newFixture(t, 2<<20, nil)
+	metadata := filepath.Join(filepath.Dir(f.input), "checkpoints", "wordcount", "chk-*", "_metadata")
+	env := f.env(nil, nil)
+	var sawMetadata atomic.Bool
+	env.Fence = func() error { // lost from the moment a checkpoint's metadata is on disk
+		if sawMetadata.Load() {
+			return errFenced
+		}
+		if m, _ := filepath.Glob(metadata); len(m) > 0 {
+			sawMetadata.Store(true)
+			return errFenced
+		}
+		return nil
+	}
+	completed := 0
+	env.OnCheckpoint = func(*checkpoint.Completed) { completed++ }
+	if err := dataflow.Run(context.Background(), f.job(t, 2), env); !errors.Is(err, errFenced) {
+		t.Fatalf("Run of a job fenced during its publish = %v; want the fence's error", err)
+	}
+	if !sawMetadata.Load() {
+		t.Fatal("the fence never saw a checkpoint's metadata: the test fenced nothing mid-publish")
+	}
+	if completed != 0 {
+		t.Fatalf("%d checkpoints completed after the fence; want none", completed)
+	}
+	if files, err := connectors.CommittedFiles(f.output); err != nil || len(files) != 0 {
+		t.Fatalf("committed output after the fence: %v, %v; want none", files, err)
 	}
 }

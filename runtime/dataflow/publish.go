@@ -109,6 +109,12 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 		}
 		return nil, fmt.Errorf("checkpoint %d: %w", p.b.id, err)
 	}
+	// A runner frozen while its metadata was written (SIGSTOP, a stalled VM) may wake after
+	// another runner took the job over: the write landed, but the checkpoint is no longer
+	// this runner's to complete, so it is neither reported, retained nor committed.
+	if err := a.fence("checkpoint %d: complete", p.b.id); err != nil {
+		return nil, err
+	}
 	c := &checkpoint.Completed{Location: loc, Metadata: m, Owned: p.request == nil}
 	if p.request == nil {
 		if err := env.Checkpoints.Add(ctx, c); err != nil {
