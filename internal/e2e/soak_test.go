@@ -21,6 +21,7 @@ import (
 const (
 	envSoakKills = "FLOWSTATE_SOAK_KILLS" // kills per backend and storage; default 50 in all
 	envS3        = "FLOWSTATE_S3_ENDPOINT"
+	envSoakSeed  = "FLOWSTATE_SOAK_SEED" // the random seed of the kill moments; default the clock
 )
 
 // TestCrashLoop kills the backend plugin, the storage plugin or the runner with SIGKILL,
@@ -28,7 +29,8 @@ const (
 // file:// storage, and with s3:// storage too when FLOWSTATE_S3_ENDPOINT names an S3
 // server: 50 kills spread over the cases. Before every kill the committed output holds, for every word, the counts
 // 1..k exactly once (nothing duplicated, nothing skipped); at the end of each run it
-// equals the failure-free result. FLOWSTATE_SOAK_KILLS raises the kills per case.
+// equals the failure-free result. FLOWSTATE_SOAK_KILLS raises the kills per case;
+// FLOWSTATE_SOAK_SEED replays the random choices of a logged run.
 func TestCrashLoop(t *testing.T) {
 	t.Parallel() // long and mostly waiting: it runs beside the other such tests
 	storages := []string{"file"}
@@ -44,7 +46,14 @@ func TestCrashLoop(t *testing.T) {
 		kills = n
 	}
 	seed := time.Now().UnixNano()
-	t.Logf("random seed %d", seed)
+	if v := os.Getenv(envSoakSeed); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want a number", envSoakSeed, v)
+		}
+		seed = n
+	}
+	t.Logf("random seed %d (%s=%d runs the same choices again)", seed, envSoakSeed, seed)
 	rng := rand.New(rand.NewSource(seed))
 	for _, storage := range storages {
 		for _, backend := range []string{"hashmap", "leveldb"} {
