@@ -27,6 +27,22 @@ type PluginInfo struct {
 	Version string
 }
 
+// CheckName reports whether i.Name is a valid plugin name: one or more of a-z, 0-9 and
+// '-', not starting with '-'. The SDK's server refuses to serve a plugin with another
+// name, and the runner refuses to look one up.
+func (i PluginInfo) CheckName() error {
+	ok := i.Name != "" && i.Name[0] != '-'
+	for _, r := range i.Name {
+		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
+			ok = false
+		}
+	}
+	if !ok {
+		return fmt.Errorf("plugin name %q must match [a-z0-9][a-z0-9-]*", i.Name)
+	}
+	return nil
+}
+
 // Plugin is what every plugin implements, whatever its kinds.
 type Plugin interface {
 	// PluginInfo returns the plugin's name and version.

@@ -144,8 +144,8 @@ func (h *Host) Open(ctx context.Context, name string) (*Instance, error) {
 func (h *Host) startsUnderWay() []chan struct{} { return slices.Collect(maps.Values(h.starting)) }
 
 func (h *Host) newInstance(name string) (*Instance, error) {
-	if !validName(name) {
-		return nil, fmt.Errorf("plugin name %q: must match [a-z0-9][a-z0-9-]*: %w", name, ErrUnknownPlugin)
+	if err := (sdk.PluginInfo{Name: name}).CheckName(); err != nil {
+		return nil, fmt.Errorf("%w: %w", err, ErrUnknownPlugin)
 	}
 	if f, ok := h.opts.Builtins[name]; ok && h.opts.InProcess {
 		return &Instance{name: name, builtin: f, logger: h.logger}, nil
@@ -263,16 +263,4 @@ func eachInstance(instances map[string]*Instance, f func(*Instance)) {
 		}()
 	}
 	wg.Wait()
-}
-
-func validName(name string) bool {
-	if name == "" || name[0] == '-' {
-		return false
-	}
-	for _, r := range name {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
-			return false
-		}
-	}
-	return true
 }

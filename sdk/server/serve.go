@@ -113,25 +113,13 @@ func checkServable(p sdk.Plugin) error {
 		return fmt.Errorf("server.Serve: no plugin given")
 	}
 	name := p.PluginInfo().Name
-	if !validName(name) {
-		return fmt.Errorf("server.Serve: plugin name %q must match [a-z0-9][a-z0-9-]*", name)
+	if err := p.PluginInfo().CheckName(); err != nil {
+		return fmt.Errorf("server.Serve: %w", err)
 	}
 	if len(convert.KindsOf(p)) == 0 {
 		return fmt.Errorf("server.Serve: plugin %q implements neither StateBackend nor CheckpointStorage", name)
 	}
 	return nil
-}
-
-func validName(name string) bool {
-	if name == "" || name[0] == '-' {
-		return false
-	}
-	for _, r := range name {
-		if (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' {
-			return false
-		}
-	}
-	return true
 }
 
 // hostProtocols returns the protocol versions the host offers, as go-plugin passes them.
