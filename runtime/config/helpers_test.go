@@ -1,9 +1,9 @@
 package config
 
 import (
-	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/flowstate/flowstate/internal/testcheck"
 
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -57,18 +57,8 @@ func parseErr(t *testing.T, yaml string) string {
 	return err.Error()
 }
 
-func wantContains(t *testing.T, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("want %q in:\n%s", w, got)
-		}
-	}
-}
-
-func wantEqual(t *testing.T, what string, got, want any) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s: got %#v, want %#v", what, got, want)
-	}
-}
+// The shared assertions, under the names these tests use.
+var (
+	wantContains = testcheck.Contains
+	wantEqual    = testcheck.Equal
+)

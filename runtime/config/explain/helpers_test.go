@@ -3,9 +3,9 @@ package explain
 import (
 	"os"
 	"path/filepath"
-	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/flowstate/flowstate/internal/testcheck"
 
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/sdk"
@@ -13,25 +13,22 @@ import (
 
 const testFile = "/etc/flowstate/config.yaml"
 
-// mustParse parses YAML as if it were the file /etc/flowstate/config.yaml.
-func mustParse(t *testing.T, yaml string) *config.Config {
+// parsed parses YAML as if it were the file /etc/flowstate/config.yaml and, when resolve
+// is set, resolves it with built-in plugins only.
+func parsed(t *testing.T, yaml string, resolve bool) *config.Config {
 	t.Helper()
 	c, err := config.Parse([]byte(yaml), testFile)
+	if err == nil && resolve {
+		err = config.Resolve(c, nil)
+	}
 	if err != nil {
-		t.Fatalf("Parse:\n%s\nerror: %v", yaml, err)
+		t.Fatalf("parse (resolve %v):\n%s\nerror: %v", resolve, yaml, err)
 	}
 	return c
 }
 
-// mustResolve parses and resolves with built-in plugins only.
-func mustResolve(t *testing.T, yaml string) *config.Config {
-	t.Helper()
-	c := mustParse(t, yaml)
-	if err := config.Resolve(c, nil); err != nil {
-		t.Fatalf("Resolve:\n%s\nerror: %v", yaml, err)
-	}
-	return c
-}
+func mustParse(t *testing.T, yaml string) *config.Config   { t.Helper(); return parsed(t, yaml, false) }
+func mustResolve(t *testing.T, yaml string) *config.Config { t.Helper(); return parsed(t, yaml, true) }
 
 // explainOf parses, resolves and explains YAML.
 func explainOf(t *testing.T, yaml string) Explanation {
@@ -48,21 +45,11 @@ func thirdParty(name string) ([]sdk.Kind, error) {
 	return nil, os.ErrNotExist
 }
 
-func wantContains(t *testing.T, got string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(got, w) {
-			t.Errorf("want %q in:\n%s", w, got)
-		}
-	}
-}
-
-func wantEqual(t *testing.T, what string, got, want any) {
-	t.Helper()
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("%s: got %#v, want %#v", what, got, want)
-	}
-}
+// The shared assertions, under the names these tests use.
+var (
+	wantContains = testcheck.Contains
+	wantEqual    = testcheck.Equal
+)
 
 // withMounts points the mount table at a fixture for one test.
 func withMounts(t *testing.T, table string) {
