@@ -173,7 +173,7 @@ func check(expected map[string]int64, dir string, atLeastOnce bool) error {
 			if atLeastOnce {
 				at = " at least"
 			}
-			problems = append(problems, fmt.Sprintf("%q: want counts 1..%d%s, got %s", w, want, at, brief(got)))
+			problems = append(problems, fmt.Sprintf("%q: want counts 1..%d%s, got %s%s", w, want, at, brief(got), gaps(got, want)))
 		}
 	}
 	for w := range seen {
@@ -208,6 +208,33 @@ func committed(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// gaps describes how sorted counts got differ from 1..want: the counts missing and those
+// seen more than once, a few of each, so that a loss in the middle of the output tells
+// apart from one at its end.
+func gaps(got []int64, want int64) string {
+	seen := map[int64]int{}
+	for _, c := range got {
+		seen[c]++
+	}
+	var missing, doubled []int64
+	for c := int64(1); c <= max(want, int64(len(got))); c++ {
+		switch {
+		case seen[c] == 0 && c <= want:
+			missing = append(missing, c)
+		case seen[c] > 1:
+			doubled = append(doubled, c)
+		}
+	}
+	out := ""
+	if len(missing) > 0 {
+		out += fmt.Sprintf("; missing %s", brief(missing))
+	}
+	if len(doubled) > 0 {
+		out += fmt.Sprintf("; more than once %s", brief(doubled))
+	}
+	return out
 }
 
 func brief(xs []int64) string {
