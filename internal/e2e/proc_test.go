@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -132,28 +131,9 @@ func zombie(pid int) bool {
 // runner is a runner process under test.
 type runner struct {
 	cmd  *exec.Cmd
-	out  syncBuffer
+	out  testwait.Buffer
 	done chan struct{}
 	err  error
-}
-
-// syncBuffer is a bytes.Buffer the process's output goroutine writes while the test
-// reads it.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 func startRunner(t *testing.T, args ...string) *runner {

@@ -19,12 +19,7 @@ func dyingPluginDir(t *testing.T, phase string, deaths int) (dir, bin string) {
 	t.Helper()
 	shared := faultPluginDir(t)
 	dir = t.TempDir()
-	for _, name := range []string{"diebackend", "fsstorage"} {
-		f := testplugins.Prefix + name
-		if err := os.Link(filepath.Join(shared, f), filepath.Join(dir, f)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testplugins.Link(t, dir, shared, "diebackend", "fsstorage")
 	bin = filepath.Join(dir, testplugins.Prefix+"diebackend")
 	if err := os.WriteFile(bin+".die", []byte(phase+" "+strconv.Itoa(deaths)+"\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@
 // hangs), bigmsg (a backend whose replies exceed gRPC's message limit), hangbackend
 // (hashmap with an injected deadlock) and diebackend (hashmap that kills itself while it
 // starts, is configured or restores), which live here because they wrap built-in plugins.
+// A test package's TestMain builds the ones it starts with Main, and a test puts them, and
+// any other plugin binaries, into a plugin directory of its own with Link and LinkAs.
 //
 // It builds them with go build and imports nothing of the repository, so a test that builds
 // them links none of their code. The commands below it link, like a plugin, only the SDK's

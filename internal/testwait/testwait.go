@@ -3,7 +3,8 @@
 // exit, a metric. It owns the one polling loop those tests use, with a deadline and a
 // failure that says what was awaited and what was seen instead. A test waits for an event
 // it can receive (a channel, a process's exit) by receiving it, not through this package,
-// and never sleeps a fixed time instead of waiting.
+// and never sleeps a fixed time instead of waiting. Buffer collects output written on its
+// own time for such a wait.
 //
 // It must never import a package of this repository: the tests of every part use it.
 package testwait

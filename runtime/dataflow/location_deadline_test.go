@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/internal/wordcheck"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/dataflow"
@@ -33,23 +34,6 @@ func (a *stuckLocationAccess) InitializeLocationForCheckpoint(ctx context.Contex
 	return a.CheckpointStorageAccess.InitializeLocationForCheckpoint(ctx, id)
 }
 
-type lockedLog struct {
-	mu sync.Mutex
-	sb strings.Builder
-}
-
-func (l *lockedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sb.Write(p)
-}
-
-func (l *lockedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.sb.String()
-}
-
 // TestLocationSetUpIsBoundedByTheCheckpointTimeout: a storage that never finishes setting
 // up a checkpoint's location no longer stalls the coordinator: the checkpoint expires after
 // execution.checkpointing.timeout, the next ones complete and the output is exact.
@@ -57,7 +41,7 @@ func TestLocationSetUpIsBoundedByTheCheckpointTimeout(t *testing.T) {
 	f := newFixture(t, 1<<20, nil)
 	access := &stuckLocationAccess{CheckpointStorageAccess: f.store.Access(), stuckID: 2, hung: make(chan struct{})}
 	f.store = checkpoint.NewStore(access, 2)
-	var log lockedLog
+	var log testwait.Buffer
 	stats := &dataflow.RunStats{}
 	env := f.env(stats, nil)
 	env.Timeout = 300 * time.Millisecond

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
 
@@ -16,7 +17,7 @@ import (
 // missing heartbeat answers, logs the plugin, its pid and heartbeat.timeout, and kills it;
 // ExitError says why; Restart brings a working process back.
 func TestHeartbeatKillsAStoppedPlugin(t *testing.T) {
-	var logs syncBuffer
+	var logs testwait.Buffer
 	h := pluginhost.New(pluginhost.Options{
 		Dir:               pluginDir(t, "mem"),
 		Logger:            hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Warn}),

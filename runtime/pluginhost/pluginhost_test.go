@@ -1,7 +1,6 @@
 package pluginhost_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -23,32 +22,13 @@ import (
 
 var builtDir string
 
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "flowstate-pluginhost-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	if err := testplugins.Build(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	builtDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testplugins.Main(m, &builtDir, testplugins.Names...) }
 
 // pluginDir returns a fresh plugin directory holding the named test plugins.
 func pluginDir(t *testing.T, names ...string) string {
 	t.Helper()
 	dir := t.TempDir()
-	for _, n := range names {
-		if err := os.Link(filepath.Join(builtDir, testplugins.Prefix+n), filepath.Join(dir, testplugins.Prefix+n)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testplugins.Link(t, dir, builtDir, names...)
 	return dir
 }
 
@@ -233,25 +213,8 @@ func TestBuiltinsInProcess(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestPluginLogsReachTheLogger(t *testing.T) {
-	var buf syncBuffer
+	var buf testwait.Buffer
 	logger := hclog.New(&hclog.LoggerOptions{Name: "runner", Level: hclog.Info, Output: &buf})
 	h := pluginhost.New(pluginhost.Options{Dir: pluginDir(t, "noisy"), Logger: logger})
 	defer h.Close()

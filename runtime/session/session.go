@@ -9,11 +9,11 @@
 // (KillStuck). Every storage access it creates goes through the run's ownership.Owner
 // (Guard) before anything uses it.
 //
-// It must never import the engine's internals (runtime/dataflow, which it uses only for
-// the Permanent error mark until that moves beside the restart strategy), the checkpoint
-// store (runtime/checkpoint), the monitor (runtime/monitor) or the runner
-// (runtime/runner): the runner hands it a configuration, a plugin host and an owner, and
-// is told of restarts through Options.OnRestart.
+// It must never import the engine (runtime/dataflow), the checkpoint store
+// (runtime/checkpoint), the monitor (runtime/monitor) or the runner (runtime/runner), as
+// internal/deps checks: the runner hands it a configuration, a plugin host and an owner,
+// and is told of restarts through Options.OnRestart. It marks what restarting cannot fix
+// with runtime/restart's Permanent, which stands below the engine and the runner alike.
 package session
 
 import (

@@ -3,16 +3,22 @@ package session
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
 // Watch cancels an attempt (cancel, with the exit as its cause) when one of the session's
 // plugin processes exits: it crashed, was killed, or pluginhost killed it because it
-// missed its heartbeats (heartbeat.timeout). stop ends the watching; so does ctx.
+// missed its heartbeats (heartbeat.timeout). stop ends the watching and returns once it
+// has ended: cancel is not called after stop returns, and no goroutine of Watch is left.
+// ctx ending ends the watching too.
 func (s *Session) Watch(ctx context.Context, cancel context.CancelCauseFunc) (stop func()) {
 	done := make(chan struct{})
+	var wg sync.WaitGroup
 	for _, in := range s.Plugins() {
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			select {
 			case <-in.Done():
 				cancel(fmt.Errorf("plugin %s exited: %w", in.Name(), in.ExitError()))
@@ -21,7 +27,11 @@ func (s *Session) Watch(ctx context.Context, cancel context.CancelCauseFunc) (st
 			}
 		}()
 	}
-	return func() { close(done) }
+	var once sync.Once
+	return func() {
+		once.Do(func() { close(done) })
+		wg.Wait()
+	}
 }
 
 // KillStuck kills the plugin process that keeps a cancelled attempt from ending, called
