@@ -79,7 +79,7 @@ test-busy:
 # disk): about 3 minutes on a quiet 2-core machine (2m45s-3m06s in four runs this round);
 # writes docs/performance.md.
 # The jetstream phase (issue 26) measures nats.go alone on a nats-server it starts, from the
-# binary scripts/with-nats.sh builds (once, cached). BENCHFLAGS=-quick checks that every
+# binary scripts/with-nats.sh builds (once, cached): about 30 s more. BENCHFLAGS=-quick checks that every
 # figure runs, in seconds. The memory phase (issue 24) measures peak RSS at 3M distinct
 # keys; BENCHFLAGS='-memory-keys 3000000,30000000' adds 30M (docs/performance.md says how
 # long it takes).
