@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -82,6 +84,12 @@ func TestSingleNodeUpDown(t *testing.T) {
 		}
 		nd.Restart()
 		checkRead(t, ReadAll(t, c.JetStream(t), "in"), pub)
+		if _, err := os.Stat(filepath.Join(nd.StoreDir(), "jetstream")); err != nil {
+			t.Fatalf("the node's store dir: %v", err)
+		}
+		if log, _ := os.ReadFile(nd.LogFile()); strings.Count(string(log), "Starting nats-server") != 2 {
+			t.Fatalf("the node's log does not show two starts:\n%s", log)
+		}
 		pid = nd.PID()
 	})
 	testwait.For(t, "the server's process to be gone once its test ended", 5*time.Second, func() error { return gone(pid) })
@@ -187,15 +195,18 @@ func stepDownTo(t *testing.T, nc *nats.Conn, s jetstream.Stream, preferred strin
 // client's deadline passes, not later; thawed, the node takes the next publish.
 func TestFrozenNodeIsNoticedByADeadline(t *testing.T) {
 	c := StartServer(t, Options{})
-	js := c.JetStream(t)
-	CreateStream(t, js, jetstream.StreamConfig{Name: "in", Subjects: []string{"in.>"}})
 	nd := c.Node(0)
+	js, err := jetstream.New(nd.Connect(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	CreateStream(t, js, jetstream.StreamConfig{Name: "in", Subjects: []string{"in.>"}})
 	nd.Stop()
 	const deadline = 500 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	start := time.Now()
-	_, err := js.Publish(ctx, "in.0", []byte("frozen"))
+	_, err = js.Publish(ctx, "in.0", []byte("frozen"))
 	took := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("publish to a frozen server: %v, want the deadline exceeded", err)
