@@ -21,7 +21,7 @@
 #                           (default ${TMPDIR:-/tmp}/flowstate-nats)
 #
 # The server binds to loopback only, has no authentication (a test server), and its
-# monitoring port is off.
+# monitoring port is off. What it shares with scripts/s3server.sh is in scripts/serverlib.sh.
 set -euo pipefail
 
 VERSION="${FLOWSTATE_NATS_VERSION:-v2.15.3}"
@@ -36,8 +36,10 @@ LOG_FILE="$STATE/nats-server.log"
 log() { echo "natsserver: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# listening reports whether something accepts connections on 127.0.0.1:$1.
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+SERVER=nats-server
+DATA_PREFIX="${TMPDIR:-/tmp}/flowstate-nats-data"
+# shellcheck source=serverlib.sh
+source "$(dirname "$0")/serverlib.sh"
 
 # free_port prints a port nothing listens on, from 20000 to 49999.
 free_port() {
@@ -72,13 +74,6 @@ cmd_build() {
 	log "built $BIN"
 }
 
-running_pid() {
-	[[ -f "$PID_FILE" ]] || return 1
-	local pid
-	pid="$(cat "$PID_FILE")"
-	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
-
 # ready reports whether the server accepts clients: nats-server logs "Server is ready" once
 # its client port listens (after JetStream has started, whose line comes before it).
 ready() { grep -q "Server is ready" "$LOG_FILE" 2>/dev/null && listening "$PORT"; }
@@ -96,7 +91,7 @@ cmd_start() {
 	fi
 	local url="nats://127.0.0.1:$PORT"
 	local data
-	data="$(mktemp -d "${TMPDIR:-/tmp}/flowstate-nats-data.XXXXXX")"
+	data="$(mktemp -d "$DATA_PREFIX.XXXXXX")"
 	echo "$data" >"$DATA_FILE"
 	log "starting nats-server with JetStream on $url (store $data, log $LOG_FILE)"
 	setsid "$BIN" -a 127.0.0.1 -p "$PORT" -js -sd "$data" -n "flowstate-$PORT" \
@@ -125,34 +120,4 @@ cmd_start() {
 	echo "$url"
 }
 
-cmd_stop() {
-	if pid="$(running_pid)"; then
-		kill -KILL "$pid" 2>/dev/null || true
-		# Wait for the process to go away so the port is free for the next start.
-		local deadline=$((SECONDS + 10))
-		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-		log "stopped nats-server (pid $pid)"
-	else
-		log "no running server recorded in $PID_FILE"
-	fi
-	rm -f "$PID_FILE"
-	if [[ -f "$DATA_FILE" ]]; then
-		local data
-		data="$(cat "$DATA_FILE")"
-		case "$data" in
-		"${TMPDIR:-/tmp}"/flowstate-nats-data.*) rm -rf -- "$data" ;;
-		esac
-		rm -f "$DATA_FILE"
-	fi
-}
-
-case "${1:-}" in
-build) cmd_build ;;
-start) cmd_start ;;
-stop) cmd_stop ;;
-bin) echo "$BIN" ;;
-*)
-	echo "usage: $0 {build|start|stop|bin}" >&2
-	exit 2
-	;;
-esac
+dispatch "$@"

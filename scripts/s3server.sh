@@ -41,8 +41,10 @@ ENDPOINT=""
 log() { echo "s3server: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# listening reports whether something accepts connections on 127.0.0.1:$1.
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+SERVER=weed
+DATA_PREFIX="${TMPDIR:-/tmp}/flowstate-s3-data"
+# shellcheck source=serverlib.sh
+source "$(dirname "$0")/serverlib.sh"
 
 # free_port prints a port nothing listens on, nor on the port weed derives from it for
 # gRPC (port + 10000), from 20000 to 49999.
@@ -90,13 +92,6 @@ s3_ready() {
 	[[ "$code" == 200 ]]
 }
 
-running_pid() {
-	[[ -f "$PID_FILE" ]] || return 1
-	local pid
-	pid="$(cat "$PID_FILE")"
-	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
-
 cmd_start() {
 	[[ -x "$BIN" ]] || die "weed is not built at $BIN; run '$0 build' first"
 	command -v curl >/dev/null || die "curl is not on PATH (needed to probe the S3 endpoint)"
@@ -111,7 +106,7 @@ cmd_start() {
 	fi
 	ENDPOINT="http://127.0.0.1:$PORT"
 	local data
-	data="$(mktemp -d "${TMPDIR:-/tmp}/flowstate-s3-data.XXXXXX")"
+	data="$(mktemp -d "$DATA_PREFIX.XXXXXX")"
 	echo "$data" >"$DATA_FILE"
 	log "starting weed mini on $ENDPOINT (data $data, log $LOG_FILE)"
 	AWS_ACCESS_KEY_ID="$ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$SECRET_KEY" \
@@ -139,34 +134,4 @@ cmd_start() {
 	echo "$ENDPOINT"
 }
 
-cmd_stop() {
-	if pid="$(running_pid)"; then
-		kill -KILL "$pid" 2>/dev/null || true
-		# Wait for the process to go away so the port is free for the next start.
-		local deadline=$((SECONDS + 10))
-		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-		log "stopped weed (pid $pid)"
-	else
-		log "no running server recorded in $PID_FILE"
-	fi
-	rm -f "$PID_FILE"
-	if [[ -f "$DATA_FILE" ]]; then
-		local data
-		data="$(cat "$DATA_FILE")"
-		case "$data" in
-		"${TMPDIR:-/tmp}"/flowstate-s3-data.*) rm -rf -- "$data" ;;
-		esac
-		rm -f "$DATA_FILE"
-	fi
-}
-
-case "${1:-}" in
-build) cmd_build ;;
-start) cmd_start ;;
-stop) cmd_stop ;;
-bin) echo "$BIN" ;;
-*)
-	echo "usage: $0 {build|start|stop|bin}" >&2
-	exit 2
-	;;
-esac
+dispatch "$@"
