@@ -80,37 +80,14 @@ ready() { grep -q "Server is ready" "$LOG_FILE" 2>/dev/null && listening "$PORT"
 
 cmd_start() {
 	[[ -x "$BIN" ]] || die "nats-server is not built at $BIN; run '$0 build' first"
-	mkdir -p "$STATE"
-	if pid="$(running_pid)"; then
-		die "a server is already running (pid $pid from $PID_FILE); run '$0 stop' first"
-	fi
-	if [[ -z "$PORT" ]]; then
-		PORT="$(free_port)"
-	elif listening "$PORT"; then
-		die "port 127.0.0.1:$PORT (FLOWSTATE_NATS_PORT) is already in use; set another, or unset it for a free one"
-	fi
+	begin_start FLOWSTATE_NATS_PORT
 	local url="nats://127.0.0.1:$PORT"
-	local data
-	data="$(mktemp -d "$DATA_PREFIX.XXXXXX")"
-	echo "$data" >"$DATA_FILE"
+	local data="$DATA"
 	log "starting nats-server with JetStream on $url (store $data, log $LOG_FILE)"
 	setsid "$BIN" -a 127.0.0.1 -p "$PORT" -js -sd "$data" -n "flowstate-$PORT" \
 		</dev/null >"$LOG_FILE" 2>&1 &
 	local pid=$!
-	echo "$pid" >"$PID_FILE"
-	local deadline=$((SECONDS + 30))
-	until ready; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -n 20 "$LOG_FILE" >&2 || true
-			die "nats-server exited during start-up (see $LOG_FILE)"
-		fi
-		if ((SECONDS >= deadline)); then
-			tail -n 20 "$LOG_FILE" >&2 || true
-			cmd_stop
-			die "nats-server at $url was not ready within 30 s"
-		fi
-		sleep 0.1
-	done
+	await_start "$pid" 30 0.1 ready "nats-server at $url was not ready"
 	grep -q "Starting JetStream" "$LOG_FILE" || {
 		tail -n 20 "$LOG_FILE" >&2
 		cmd_stop

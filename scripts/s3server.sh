@@ -95,19 +95,9 @@ s3_ready() {
 cmd_start() {
 	[[ -x "$BIN" ]] || die "weed is not built at $BIN; run '$0 build' first"
 	command -v curl >/dev/null || die "curl is not on PATH (needed to probe the S3 endpoint)"
-	mkdir -p "$STATE"
-	if pid="$(running_pid)"; then
-		die "a server is already running (pid $pid from $PID_FILE); run '$0 stop' first"
-	fi
-	if [[ -z "$PORT" ]]; then
-		PORT="$(free_port)"
-	elif listening "$PORT"; then
-		die "port 127.0.0.1:$PORT (FLOWSTATE_S3_PORT) is already in use; set another, or unset it for a free one"
-	fi
+	begin_start FLOWSTATE_S3_PORT
 	ENDPOINT="http://127.0.0.1:$PORT"
-	local data
-	data="$(mktemp -d "$DATA_PREFIX.XXXXXX")"
-	echo "$data" >"$DATA_FILE"
+	local data="$DATA"
 	log "starting weed mini on $ENDPOINT (data $data, log $LOG_FILE)"
 	AWS_ACCESS_KEY_ID="$ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$SECRET_KEY" \
 		setsid "$BIN" mini -dir="$data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
@@ -116,20 +106,7 @@ cmd_start() {
 		-volume.max=300 -master.volumeSizeLimitMB=64 \
 		</dev/null >"$LOG_FILE" 2>&1 &
 	local pid=$!
-	echo "$pid" >"$PID_FILE"
-	local deadline=$((SECONDS + 60))
-	until s3_ready; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -n 20 "$LOG_FILE" >&2 || true
-			die "weed exited during start-up (see $LOG_FILE)"
-		fi
-		if ((SECONDS >= deadline)); then
-			tail -n 20 "$LOG_FILE" >&2 || true
-			cmd_stop
-			die "S3 endpoint $ENDPOINT did not answer a signed ListBuckets within 60 s"
-		fi
-		sleep 0.5
-	done
+	await_start "$pid" 60 0.5 s3_ready "S3 endpoint $ENDPOINT did not answer a signed ListBuckets"
 	log "S3 ready at $ENDPOINT (pid $pid)"
 	echo "$ENDPOINT"
 }
