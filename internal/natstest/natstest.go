@@ -124,6 +124,7 @@ type Cluster struct {
 	t                 testing.TB
 	opts              Options
 	bin               string
+	dir               string // the test's directory for the nodes' dirs and the certificates
 	name              string // the cluster's name ("" for a single server)
 	caFile            string // the CA of the server certificate, with TLS
 	certFile, keyFile string // the server certificate and its key, with TLS
@@ -141,9 +142,10 @@ type Node struct {
 	configFile string
 	logFile    string
 
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{} // closed once the current process has exited and been reaped
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed once the current process has exited and been reaped
+	logFrom int64         // the log's size when the current process started
 }
 
 // StartServer starts a single JetStream node and waits until it accepts clients and its
@@ -169,10 +171,12 @@ func StartCluster(t testing.TB, n int, opts Options) *Cluster {
 // makes it start over with new ports, at most three times.
 func start(t testing.TB, n int, opts Options) *Cluster {
 	t.Helper()
-	c := &Cluster{t: t, opts: opts, bin: Binary(t)}
+	c := &Cluster{t: t, opts: opts, bin: Binary(t), dir: t.TempDir()}
+	// Registered after the directory: cleanups run last first, so the processes are gone
+	// (and their logs shown) before it is removed.
 	t.Cleanup(c.cleanup)
 	if opts.TLS {
-		c.caFile, c.certFile, c.keyFile = testcert.WriteCA(t, t.TempDir())
+		c.caFile, c.certFile, c.keyFile = testcert.WriteCA(t, c.dir)
 	}
 	if n > 1 {
 		c.name = fmt.Sprintf("flowstate-test-%d-%d", os.Getpid(), clusterSeq.Add(1))
@@ -209,7 +213,10 @@ func (c *Cluster) startAll(n int) error {
 		return err
 	}
 	for i := 0; i < n; i++ {
-		dir := c.t.TempDir()
+		dir, err := os.MkdirTemp(c.dir, "node")
+		if err != nil {
+			return fmt.Errorf("natstest: %w", err)
+		}
 		nd := &Node{
 			c:          c,
 			name:       fmt.Sprintf("n%d-%d", i, ports[i]),
@@ -532,6 +539,11 @@ func (n *Node) spawn() error {
 	if err != nil {
 		return fmt.Errorf("natstest: %s: log file: %w", n.name, err)
 	}
+	st, err := log.Stat()
+	if err != nil {
+		log.Close()
+		return fmt.Errorf("natstest: %s: log file: %w", n.name, err)
+	}
 	cmd := exec.Command(n.c.bin, "-c", n.configFile)
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -546,7 +558,7 @@ func (n *Node) spawn() error {
 		close(exited)
 	}()
 	n.mu.Lock()
-	n.cmd, n.exited = cmd, exited
+	n.cmd, n.exited, n.logFrom = cmd, exited, st.Size()
 	n.mu.Unlock()
 	return nil
 }
@@ -558,15 +570,16 @@ func (e *portInUseError) Error() string {
 	return fmt.Sprintf("natstest: %s could not bind its ports: %s", e.node, e.log)
 }
 
-// waitListening waits until the node's client port accepts TCP connections, or its
-// process exits (a port in use, a bad configuration: the error holds its log's last lines).
+// waitListening waits until the node's own log, since its last start, says it listens for
+// clients (a TCP probe of the port could reach another process that took the port), or
+// until its process exits (a port in use, a bad configuration: the error holds its log's
+// last lines).
 func (n *Node) waitListening() error {
 	n.mu.Lock()
-	exited := n.exited
+	exited, from := n.exited, n.logFrom
 	n.mu.Unlock()
 	deadline := time.Now().Add(startTimeout)
-	var lastErr error
-	for pause := time.Millisecond; time.Now().Before(deadline); pause = min(2*pause, 50*time.Millisecond) {
+	for pause := time.Millisecond; ; pause = min(2*pause, 50*time.Millisecond) {
 		select {
 		case <-exited:
 			tail := tailFile(n.logFile, 20)
@@ -576,18 +589,17 @@ func (n *Node) waitListening() error {
 			return fmt.Errorf("natstest: %s (%s -c %s) exited during start-up:\n%s", n.name, n.c.bin, n.configFile, tail)
 		default:
 		}
-		conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", n.clientPort), time.Second)
-		if err == nil {
-			conn.Close()
+		if b, err := os.ReadFile(n.logFile); err == nil && int64(len(b)) >= from && bytes.Contains(b[from:], []byte("Server is ready")) {
 			return nil
 		}
-		lastErr = err
+		if time.Now().After(deadline) {
+			return fmt.Errorf("natstest: %s did not say it was ready on 127.0.0.1:%d within %s:\n%s", n.name, n.clientPort, startTimeout, tailFile(n.logFile, 20))
+		}
 		select {
 		case <-exited:
 		case <-time.After(pause):
 		}
 	}
-	return fmt.Errorf("natstest: %s did not listen on 127.0.0.1:%d within %s: %v\n%s", n.name, n.clientPort, startTimeout, lastErr, tailFile(n.logFile, 20))
 }
 
 // waitReady connects a client to the node alone and waits for nats.go to report the

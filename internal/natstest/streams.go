@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flowstate/flowstate/internal/testwait"
 )
 
 // apiTimeout bounds each JetStream API call of the helpers below.
@@ -86,13 +88,20 @@ func PublishText(t testing.TB, js jetstream.JetStream, prefix string, partitions
 }
 
 // ReadAll reads every message stream holds on subjects (filters such as "out.>"; none:
-// all of them) at the time of the call, in stream order, with an ordered consumer.
+// all of them), in stream order, with an ordered consumer, until none is pending.
 func ReadAll(t testing.TB, js jetstream.JetStream, stream string, subjects ...string) []Message {
 	t.Helper()
-	msgs, err := readAll(js, stream, subjects)
-	if err != nil {
-		t.Fatalf("natstest: read stream %s %v: %v", stream, subjects, err)
-	}
+	var msgs []Message
+	// A cluster that has just lost a node answers "no responders" for a while (until its
+	// stream's consumers have a leader again): the read starts over, with a fresh consumer.
+	testwait.For(t, fmt.Sprintf("a read of stream %s %v", stream, subjects), apiTimeout, func() error {
+		var err error
+		msgs, err = readAll(js, stream, subjects)
+		if err != nil && !errors.Is(err, nats.ErrNoResponders) {
+			return testwait.Stop(err)
+		}
+		return err
+	})
 	return msgs
 }
 
