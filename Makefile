@@ -57,12 +57,14 @@ lint: tools
 	if [ -n "$$out" ]; then echo "deadcode: unreachable code:"; echo "$$out"; exit 1; fi; echo "deadcode: none"
 
 # The S3 tests run against a real S3-compatible server that scripts/with-s3.sh builds (once,
-# cached outside the repository) and starts on 127.0.0.1 for the duration of the tests. The
+# cached outside the repository) and starts on 127.0.0.1 for the duration of the tests; the
+# JetStream tests start their own nats-server processes (internal/natstest) from the binary
+# scripts/with-nats.sh builds (once, cached) and names in FLOWSTATE_NATS_SERVER. The
 # root module and the SDK's run under the race detector; the long end-to-end tests, which
 # mostly wait on rate-limited jobs, run three at a time (-parallel 3). internal/deps fails on
 # any import that crosses the parts' boundaries.
 test: build fmt-check vet lint
-	./scripts/with-s3.sh $(GO) test -race -count=1 -parallel 3 -timeout 25m ./...
+	./scripts/with-s3.sh ./scripts/with-nats.sh $(GO) test -race -count=1 -parallel 3 -timeout 25m ./...
 	$(GO) -C sdk test -race -count=1 -timeout 10m ./...
 	$(MAKE) --no-print-directory fuzz
 	$(GO) -C examples/thirdparty vet ./...
@@ -76,11 +78,13 @@ test-busy:
 # Benchmarks of issue 7 (plugins against the same plugins in-process, and against the
 # disk): about 3 minutes on a quiet 2-core machine (2m45s-3m06s in four runs this round);
 # writes docs/performance.md.
-# BENCHFLAGS=-quick checks that every figure runs, in seconds. The memory phase (issue 24)
-# measures peak RSS at 3M distinct keys; BENCHFLAGS='-memory-keys 3000000,30000000' adds
-# 30M (docs/performance.md says how long it takes).
+# The jetstream phase (issue 26) measures nats.go alone on a nats-server it starts, from the
+# binary scripts/with-nats.sh builds (once, cached): about 30 s more. BENCHFLAGS=-quick checks that every
+# figure runs, in seconds. The memory phase (issue 24) measures peak RSS at 3M distinct
+# keys; BENCHFLAGS='-memory-keys 3000000,30000000' adds 30M (docs/performance.md says how
+# long it takes).
 bench: build
-	$(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
+	./scripts/with-nats.sh $(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
 
 # Fuzz targets with committed seed corpora (testdata/fuzz/), run briefly by `make test` with an
 # execution budget per target (a few seconds each). Budgets are counts, not durations: Go 1.26's
@@ -103,9 +107,9 @@ fuzz:
 # the crash loop, the storage fault, corruption and hostile-plugin tests, both modules
 # under -race, and 100,000 executions per fuzz target.
 soak: build
-	FLOWSTATE_SOAK_KILLS=150 ./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 90m -v \
+	FLOWSTATE_SOAK_KILLS=150 ./scripts/with-s3.sh ./scripts/with-nats.sh $(GO) test -race -count=1 -timeout 90m -v \
 		-run 'TestCrashLoop|TestCrashRecovery|Storage|OutOfSpace|Damaged|Deadlocked|Hostile|Noisy|Traversal' ./internal/e2e
-	./scripts/with-s3.sh $(GO) test -race -count=1 -timeout 60m ./...
+	./scripts/with-s3.sh ./scripts/with-nats.sh $(GO) test -race -count=1 -timeout 60m ./...
 	$(GO) -C sdk test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz FUZZTIME=100000x
 

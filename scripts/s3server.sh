@@ -41,8 +41,10 @@ ENDPOINT=""
 log() { echo "s3server: $*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-# listening reports whether something accepts connections on 127.0.0.1:$1.
-listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+SERVER=weed
+DATA_PREFIX="${TMPDIR:-/tmp}/flowstate-s3-data"
+# shellcheck source=serverlib.sh
+source "$(dirname "$0")/serverlib.sh"
 
 # free_port prints a port nothing listens on, nor on the port weed derives from it for
 # gRPC (port + 10000), from 20000 to 49999.
@@ -90,29 +92,12 @@ s3_ready() {
 	[[ "$code" == 200 ]]
 }
 
-running_pid() {
-	[[ -f "$PID_FILE" ]] || return 1
-	local pid
-	pid="$(cat "$PID_FILE")"
-	[[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
-
 cmd_start() {
 	[[ -x "$BIN" ]] || die "weed is not built at $BIN; run '$0 build' first"
 	command -v curl >/dev/null || die "curl is not on PATH (needed to probe the S3 endpoint)"
-	mkdir -p "$STATE"
-	if pid="$(running_pid)"; then
-		die "a server is already running (pid $pid from $PID_FILE); run '$0 stop' first"
-	fi
-	if [[ -z "$PORT" ]]; then
-		PORT="$(free_port)"
-	elif listening "$PORT"; then
-		die "port 127.0.0.1:$PORT (FLOWSTATE_S3_PORT) is already in use; set another, or unset it for a free one"
-	fi
+	begin_start FLOWSTATE_S3_PORT
 	ENDPOINT="http://127.0.0.1:$PORT"
-	local data
-	data="$(mktemp -d "${TMPDIR:-/tmp}/flowstate-s3-data.XXXXXX")"
-	echo "$data" >"$DATA_FILE"
+	local data="$DATA"
 	log "starting weed mini on $ENDPOINT (data $data, log $LOG_FILE)"
 	AWS_ACCESS_KEY_ID="$ACCESS_KEY" AWS_SECRET_ACCESS_KEY="$SECRET_KEY" \
 		setsid "$BIN" mini -dir="$data" -ip=127.0.0.1 -ip.bind=127.0.0.1 \
@@ -121,52 +106,9 @@ cmd_start() {
 		-volume.max=300 -master.volumeSizeLimitMB=64 \
 		</dev/null >"$LOG_FILE" 2>&1 &
 	local pid=$!
-	echo "$pid" >"$PID_FILE"
-	local deadline=$((SECONDS + 60))
-	until s3_ready; do
-		if ! kill -0 "$pid" 2>/dev/null; then
-			tail -n 20 "$LOG_FILE" >&2 || true
-			die "weed exited during start-up (see $LOG_FILE)"
-		fi
-		if ((SECONDS >= deadline)); then
-			tail -n 20 "$LOG_FILE" >&2 || true
-			cmd_stop
-			die "S3 endpoint $ENDPOINT did not answer a signed ListBuckets within 60 s"
-		fi
-		sleep 0.5
-	done
+	await_start "$pid" 60 0.5 s3_ready "S3 endpoint $ENDPOINT did not answer a signed ListBuckets"
 	log "S3 ready at $ENDPOINT (pid $pid)"
 	echo "$ENDPOINT"
 }
 
-cmd_stop() {
-	if pid="$(running_pid)"; then
-		kill -KILL "$pid" 2>/dev/null || true
-		# Wait for the process to go away so the port is free for the next start.
-		local deadline=$((SECONDS + 10))
-		while kill -0 "$pid" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
-		log "stopped weed (pid $pid)"
-	else
-		log "no running server recorded in $PID_FILE"
-	fi
-	rm -f "$PID_FILE"
-	if [[ -f "$DATA_FILE" ]]; then
-		local data
-		data="$(cat "$DATA_FILE")"
-		case "$data" in
-		"${TMPDIR:-/tmp}"/flowstate-s3-data.*) rm -rf -- "$data" ;;
-		esac
-		rm -f "$DATA_FILE"
-	fi
-}
-
-case "${1:-}" in
-build) cmd_build ;;
-start) cmd_start ;;
-stop) cmd_stop ;;
-bin) echo "$BIN" ;;
-*)
-	echo "usage: $0 {build|start|stop|bin}" >&2
-	exit 2
-	;;
-esac
+dispatch "$@"

@@ -31,6 +31,12 @@ type settings struct {
 	// MemoryKeys are the distinct keys of the memory figures (issue 24): peak RSS of
 	// `runner run` and its plugins on each backend.
 	MemoryKeys []int64
+	// NATSServer is the nats-server binary of the jetstream phase (issue 26), which
+	// measures JetStream's raw limits with nats.go alone over JetStreamBytes of the word
+	// count's text, one message per line, in JetStreamRounds rounds.
+	NATSServer      string
+	JetStreamBytes  int64
+	JetStreamRounds int
 }
 
 // fullSettings are the figures of issues 7 and 17, sized for about 3 minutes on a quiet
@@ -45,6 +51,7 @@ func fullSettings() settings {
 		IncrKeys:  1_000_000, StartupRounds: 5,
 		WordCountBytes: 9_400_000,
 		MemoryKeys:     []int64{3_000_000},
+		JetStreamBytes: 4_000_000, JetStreamRounds: 3,
 	}
 }
 
@@ -59,6 +66,7 @@ func quickSettings() settings {
 		IncrKeys:  10_000, StartupRounds: 2,
 		WordCountBytes: 200_000,
 		MemoryKeys:     []int64{10_000},
+		JetStreamBytes: 100_000, JetStreamRounds: 1,
 	}
 }
 

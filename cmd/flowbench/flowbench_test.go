@@ -12,6 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flowstate/flowstate/internal/natstest"
 	"github.com/flowstate/flowstate/internal/testbin"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime/builtins"
@@ -143,6 +147,7 @@ func TestWriteReportKeepsTextOutsideMarkers(t *testing.T) {
 func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 	s := quickSettings()
 	s.PluginDir, s.Runner, s.Work = testbin.PluginDir(t), testbin.Runner(t), t.TempDir()
+	s.NATSServer = natstest.Binary(t)
 	s.Rounds, s.JobRounds, s.StartupRounds = 1, 1, 1
 	var progress bytes.Buffer
 	b := &bench{s: s, start: time.Now(), log: &progress}
@@ -205,9 +210,18 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 			t.Errorf("memory %s: %+v", m.backend, m)
 		}
 	}
+	if x := rep.jetStream; x == nil || x.rounds != 1 || x.words == 0 || x.outputs != x.words {
+		t.Fatalf("jetstream: %+v", rep.jetStream)
+	} else {
+		for _, st := range rawStages {
+			if v := x.raw[st]; len(v.msgs) != 1 || !(v.msgs[0] > 0) || !(v.benchCPU[0] > 0) {
+				t.Errorf("jetstream %s: %+v", st, v)
+			}
+		}
+	}
 	var md bytes.Buffer
 	rep.render(&md)
-	for _, want := range []string{"### Targets", "### 1-2.", "### 3-4.", "#### Synchronous snapshot pause", "### 5. Scale", "#### Incremental", "### 6. Start-up", "### Memory"} {
+	for _, want := range []string{"### Targets", "### 1-2.", "### 3-4.", "#### Synchronous snapshot pause", "### 5. Scale", "#### Incremental", "### 6. Start-up", "### Memory", "### JetStream"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks section %q", want)
 		}
@@ -299,5 +313,63 @@ func TestGeneratorDistinctCountsTheJobsKeys(t *testing.T) {
 	}
 	if share := float64(len(seen)) / keys; share < distinctShare-0.02 || share > distinctShare+0.02 {
 		t.Fatalf("%d of %d keys reached, want about %.3f of them", len(seen), keys, distinctShare)
+	}
+}
+
+// TestJetStreamPhaseNeedsTheServer: without a nats-server binary the phase fails, naming
+// the variable that gives it, instead of measuring nothing.
+func TestJetStreamPhaseNeedsTheServer(t *testing.T) {
+	b := &bench{s: quickSettings(), start: time.Now(), log: io.Discard}
+	b.s.Work = t.TempDir()
+	if _, err := b.jetStream(context.Background(), time.Now().Add(time.Minute)); err == nil || !strings.Contains(err.Error(), natsServerEnv) {
+		t.Fatalf("jetstream phase without a server: %v; want an error naming %s", err, natsServerEnv)
+	}
+}
+
+// TestJetStreamPhaseHoldsFiguresToTheirRawLimits: a side-by-side figure is measured in
+// every round on the round's input, and its ratio is to the raw limit it names, round by
+// round; its target row appears in the report's targets.
+func TestJetStreamPhaseHoldsFiguresToTheirRawLimits(t *testing.T) {
+	s := quickSettings()
+	s.NATSServer, s.Work, s.JetStreamRounds = natstest.Binary(t), t.TempDir(), 2
+	var seen []jetStreamRound
+	saved := sideBySide
+	t.Cleanup(func() { sideBySide = saved })
+	// A figure that reads the input back, as a source into a discarding sink would.
+	sideBySide = []sideBySideFigure{{item: "26.8", figure: "reader under test", against: rawConsume, goal: 0.7,
+		run: func(ctx context.Context, r jetStreamRound) (stageRuns, error) {
+			seen = append(seen, r)
+			nc, err := nats.Connect(r.URL)
+			if err != nil {
+				return stageRuns{}, err
+			}
+			defer nc.Close()
+			js, _ := jetstream.New(nc)
+			m := startMeter(r.ServerPID)
+			got, _, err := consumeAll(ctx, js, r.InputStream, r.Lines, nil)
+			d, bcpu, scpu := m.stop()
+			var out stageRuns
+			out.add(got, r.Words, d, bcpu, scpu)
+			return out, err
+		}}}
+	b := &bench{s: s, start: time.Now(), log: io.Discard}
+	x, err := b.jetStream(context.Background(), time.Now().Add(time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 2 || seen[0].Lines != x.lines || seen[0].Words != x.words || len(seen[0].Counts) != x.distinct || seen[0].Partitions != jsPartitions {
+		t.Fatalf("the figure saw rounds %+v; the phase had %d lines, %d words", seen, x.lines, x.words)
+	}
+	f := x.figures[0]
+	got := x.ratio(f)
+	want := pairedRatio(x.measured[f.figure].msgs, x.raw[rawConsume].msgs)
+	if len(x.measured[f.figure].msgs) != 2 || got != want || !(got > 0) {
+		t.Fatalf("ratio %v, want %v from %v against %v", got, want, x.measured[f.figure].msgs, x.raw[rawConsume].msgs)
+	}
+	rep := &report{jetStream: x, failures: map[string]error{}}
+	var md bytes.Buffer
+	rep.render(&md)
+	if !strings.Contains(md.String(), "| 26.8 | reader under test / ordered consumer (nats.go alone) |") {
+		t.Fatalf("the targets lack the figure:\n%s", md.String())
 	}
 }

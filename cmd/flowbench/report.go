@@ -32,6 +32,7 @@ type report struct {
 	startup    []*startupResult
 	wordCount  *wordCountResult
 	memory     []memoryPoint
+	jetStream  *jetStreamResult
 	failures   map[string]error // phase name -> why it has no figures
 }
 
@@ -50,6 +51,7 @@ func (r *report) render(w io.Writer) {
 	r.renderScale(w)
 	r.renderStartup(w)
 	r.renderMemory(w)
+	r.renderJetStream(w)
 	if len(r.failures) > 0 {
 		p("### Phases that failed\n\n")
 		for name, err := range r.failures {
@@ -122,6 +124,12 @@ func (r *report) targets() []targetRow {
 	if x := r.io; x != nil {
 		add("7.3", "checkpoint MB/s / sequential write MB/s", "%.2fx", x.ckptRatio(), minOf(roundRatios(x.ckpt, x.seq)), atLeast(x.ckptRatio(), 0.25, ">= 0.25x"))
 	}
+	if x := r.jetStream; x != nil {
+		for _, f := range x.figures {
+			v := x.ratio(f)
+			add(f.item, fmt.Sprintf("%s / %s", f.figure, rawStageNames[f.against]), "%.2fx", v, x.worst(f), atLeast(v, f.goal, fmt.Sprintf(">= %.1fx", f.goal)))
+		}
+	}
 	if x := r.pause; x != nil {
 		p99 := percentile(durationsMs(x.pauses), 99)
 		add("7.3", "synchronous snapshot pause p99, hashmap plugin (worst: the longest pause)", "%.2f ms", p99, maxOf(durationsMs(x.pauses)), atMost(p99, 50, "<= 50 ms"))
@@ -131,7 +139,7 @@ func (r *report) targets() []targetRow {
 
 func (r *report) renderTargets(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("### Targets\n\nEach target holds the median over the rounds; the worst round is the lowest round (the highest, for figures that must stay low) beside it. Items 17.x are issue 17's, 7.x issue 7's.\n\n")
+	p("### Targets\n\nEach target holds the median over the rounds; the worst round is the lowest round (the highest, for figures that must stay low) beside it. Items 17.x are issue 17's, 7.x issue 7's, 26.x issue 26's.\n\n")
 	p("| # | figure | median | worst round | target | verdict |\n|---|---|---|---|---|---|\n")
 	for _, t := range r.targets() {
 		p("| %s | %s | %s | %s | %s | %s |\n", t.item, t.figure, t.median, t.worst, t.goal.text, t.goal.verdict())

@@ -14,8 +14,9 @@
 // Prometheus, nor the runner, the plugin host, a command or a plugin, and the restart
 // strategy (runtime/restart) none of those nor the engine; the runner's path imports one
 // way, runner, then runtime/session, then runtime/ownership, which import neither the
-// monitor nor the checkpoint store; the third-party example needs nothing of the
-// repository but the SDK. The test reads the import graph with go list -deps -test. A
+// monitor nor the checkpoint store; the harness that starts real NATS servers
+// (internal/natstest) is reached by tests only and reaches only the test helpers; the
+// third-party example needs nothing of the repository but the SDK. The test reads the import graph with go list -deps -test. A
 // further test holds every package of the three modules to a package doc comment, where
 // each says what it owns and what it must never import.
 //

@@ -447,3 +447,31 @@ func TestRunnerPathImportsOneWay(t *testing.T) {
 		return ""
 	})
 }
+
+// natsTest is the harness that starts real NATS servers for tests.
+const natsTest = repo + "/internal/natstest"
+
+// TestNATSHarnessIsForTestsOnly: internal/natstest, which starts nats-server processes and
+// kills them, is reached by tests only, never by a package a binary links; and it reaches
+// nothing of the repository but the test helpers internal/testwait and internal/testcert,
+// so the connectors' tests can use it.
+func TestNATSHarnessIsForTestsOnly(t *testing.T) {
+	g := list(t, root(t))
+	if _, ok := g[natsTest]; !ok {
+		t.Fatalf("go list found no %s", natsTest)
+	}
+	built := func(p pkg) bool { return !p.test() && under(p.path(), repo) && p.path() != natsTest }
+	check(t, g, "the repository's packages", built, none, func(p pkg, path string) string {
+		if under(path, natsTest) {
+			return p.path() + " (not a test) reaches " + natsTest
+		}
+		return ""
+	})
+	allowed := []string{natsTest, repo + "/internal/testwait", repo + "/internal/testcert"}
+	check(t, g, natsTest, func(p pkg) bool { return p.path() == natsTest }, none, func(p pkg, path string) string {
+		if under(path, repo) && !slices.Contains(allowed, path) {
+			return p.path() + " reaches " + path
+		}
+		return ""
+	})
+}

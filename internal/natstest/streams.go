@@ -1,0 +1,144 @@
+package natstest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flowstate/flowstate/internal/testwait"
+)
+
+// apiTimeout bounds each JetStream API call of the helpers below.
+const apiTimeout = 30 * time.Second
+
+// CreateStream creates a stream with cfg (file storage and one replica unless cfg says
+// otherwise; set Subjects, Replicas, AllowAtomicPublish, Duplicates, MaxMsgs, MaxAge as
+// the test needs) and fails t, naming the stream, if the server refuses it.
+func CreateStream(t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConfig) jetstream.Stream {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	s, err := js.CreateStream(ctx, cfg)
+	if err != nil {
+		t.Fatalf("natstest: create stream %s (subjects %v, replicas %d): %v", cfg.Name, cfg.Subjects, cfg.Replicas, err)
+	}
+	return s
+}
+
+// Message is a message of a stream as a helper published or read it.
+type Message struct {
+	Subject  string
+	Sequence uint64 // the stream's sequence
+	Data     []byte
+	Header   nats.Header
+}
+
+// PartitionSubject is the subject of partition i of a text published under prefix:
+// prefix.i ("in.3").
+func PartitionSubject(prefix string, i int) string { return fmt.Sprintf("%s.%d", prefix, i) }
+
+// Lines are the lines of text without their line ends, as PublishText publishes them: a
+// final line end does not start another line.
+func Lines(text string) []string {
+	if text == "" {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+}
+
+// PublishText publishes each line of text (Lines) as one message, line i on partition
+// subject prefix.(i mod partitions), asynchronously, and waits for every acknowledgement;
+// it fails t on any refused publish. It returns the messages in line order with the
+// sequences the stream gave them.
+func PublishText(t testing.TB, js jetstream.JetStream, prefix string, partitions int, text string) []Message {
+	t.Helper()
+	if partitions < 1 {
+		t.Fatalf("natstest: publish under %s: %d partitions", prefix, partitions)
+	}
+	lines := Lines(text)
+	futures := make([]jetstream.PubAckFuture, len(lines))
+	out := make([]Message, len(lines))
+	for i, line := range lines {
+		subj := PartitionSubject(prefix, i%partitions)
+		f, err := js.PublishAsync(subj, []byte(line))
+		if err != nil {
+			t.Fatalf("natstest: publish line %d on %s: %v", i+1, subj, err)
+		}
+		futures[i] = f
+		out[i] = Message{Subject: subj, Data: []byte(line)}
+	}
+	deadline := time.After(apiTimeout)
+	for i, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			out[i].Sequence = ack.Sequence
+		case err := <-f.Err():
+			t.Fatalf("natstest: publish line %d on %s: %v", i+1, out[i].Subject, err)
+		case <-deadline:
+			t.Fatalf("natstest: publish under %s: %d of %d lines unacknowledged after %s", prefix, len(lines)-i, len(lines), apiTimeout)
+		}
+	}
+	return out
+}
+
+// ReadAll reads every message stream holds on subjects (filters such as "out.>"; none:
+// all of them), in stream order, with an ordered consumer, until none is pending.
+func ReadAll(t testing.TB, js jetstream.JetStream, stream string, subjects ...string) []Message {
+	t.Helper()
+	var msgs []Message
+	// A cluster that has just lost a node answers "no responders" for a while (until its
+	// stream's consumers have a leader again): the read starts over, with a fresh consumer.
+	testwait.For(t, fmt.Sprintf("a read of stream %s %v", stream, subjects), apiTimeout, func() error {
+		var err error
+		msgs, err = readAll(js, stream, subjects)
+		if err != nil && !errors.Is(err, nats.ErrNoResponders) {
+			return testwait.Stop(err)
+		}
+		return err
+	})
+	return msgs
+}
+
+func readAll(js jetstream.JetStream, stream string, subjects []string) ([]Message, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
+	defer cancel()
+	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
+	if err != nil {
+		return nil, err
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return nil, err
+	}
+	pending := info.NumPending
+	out := make([]Message, 0, pending)
+	for pending > 0 {
+		batch, err := cons.Fetch(int(min(pending, 1000)), jetstream.FetchMaxWait(apiTimeout))
+		if err != nil {
+			return nil, err
+		}
+		n := 0
+		for m := range batch.Messages() {
+			meta, err := m.Metadata()
+			if err != nil {
+				return nil, fmt.Errorf("message on %s: %w", m.Subject(), err)
+			}
+			out = append(out, Message{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Data: m.Data(), Header: m.Headers()})
+			pending = meta.NumPending
+			n++
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("no message within %s; %d still pending", apiTimeout, pending)
+		}
+	}
+	return out, nil
+}
