@@ -23,7 +23,9 @@ func openWith(conn Conn) error {
 
 // authenticated says whether err is the failure of a connection that got through: the
 // stream it asks for is missing.
-func authenticated(err error) bool { return err != nil && strings.Contains(err.Error(), `stream "IN" not found`) }
+func authenticated(err error) bool {
+	return err != nil && strings.Contains(err.Error(), `stream "IN" not found`)
+}
 
 func TestAuthFailureNamesServerAndUserNotTheSecret(t *testing.T) {
 	ts := startServer(t, func(o *server.Options) { o.Username, o.Password = "alice", "right-password-123" })

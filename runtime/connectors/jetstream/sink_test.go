@@ -379,4 +379,3 @@ func TestSinkStateRoundTrips(t *testing.T) {
 		}
 	}
 }
-
