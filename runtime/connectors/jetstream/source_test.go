@@ -223,7 +223,8 @@ func TestSourceStartModes(t *testing.T) {
 		readers[i] = open(t, s, 0, 1, nil)
 	}
 	ts.publish(t, "in.b", "late")
-	for i, c := range cases {
+	for i := range cases {
+		c := &cases[i]
 		t.Run(c.name, func(t *testing.T) {
 			got := readN(t, readers[i], len(c.want))
 			if !slices.Equal(got, c.want) {
