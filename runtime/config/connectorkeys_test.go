@@ -1,6 +1,7 @@
 package config
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -77,6 +78,19 @@ func TestNATSSecretsAreNeverPrinted(t *testing.T) {
 		o := Override{Flag: FlagDynamic, Key: key, Value: "s3cr3t"}
 		if strings.Contains(o.String(), "s3cr3t") {
 			t.Errorf("override %s prints its value", o)
+		}
+	}
+}
+
+// TestDocsListEveryConnectorKey: docs/configuration.md has a row for each connector key.
+func TestDocsListEveryConnectorKey(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key := range connectorKeys {
+		if !strings.Contains(string(doc), "\n| `"+key+"` |") {
+			t.Errorf("docs/configuration.md has no row for %s", key)
 		}
 	}
 }
