@@ -242,6 +242,17 @@ func (c Conn) connect(ctx context.Context, what string) (*nats.Conn, jetstream.J
 	return r.nc, js, nil
 }
 
+// subtask connects a connector's subtask: what names the connector in errors, client the
+// connection to the server when Name is not set.
+func (c Conn) subtask(ctx context.Context, what string, subtask int, client string) (string, *nats.Conn, jetstream.JetStream, error) {
+	if c.Name == "" {
+		c.Name = fmt.Sprintf("flowstate jetstream %s %d", client, subtask)
+	}
+	what = fmt.Sprintf("%s subtask %d", what, subtask)
+	nc, js, err := c.connect(ctx, what)
+	return what, nc, js, err
+}
+
 // stream looks stream up on the connection; a missing stream is an error naming it and the
 // server.
 func stream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, name, what string) (jetstream.Stream, *jetstream.StreamInfo, error) {

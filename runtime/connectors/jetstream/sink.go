@@ -308,12 +308,7 @@ func (s *Sink) Open(ctx context.Context, subtask, parallelism int, state []byte)
 	if err := s.Check(); err != nil {
 		return nil, restart.Permanent(err)
 	}
-	conn := s.Conn
-	if conn.Name == "" {
-		conn.Name = fmt.Sprintf("flowstate jetstream sink %s %d", s.Job, subtask)
-	}
-	what := fmt.Sprintf("%s subtask %d", s.what(), subtask)
-	nc, js, err := conn.connect(ctx, what)
+	what, nc, js, err := s.Conn.subtask(ctx, s.what(), subtask, "sink "+s.Job)
 	if err != nil {
 		return nil, err
 	}

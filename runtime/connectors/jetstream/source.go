@@ -228,12 +228,7 @@ func (s *Source) Open(ctx context.Context, subtask, parallelism int, pos []byte)
 	if err := s.Check(); err != nil {
 		return nil, restart.Permanent(err)
 	}
-	conn := s.Conn
-	if conn.Name == "" {
-		conn.Name = fmt.Sprintf("flowstate jetstream source %s %d", s.Stream, subtask)
-	}
-	what := fmt.Sprintf("%s subtask %d", s.what(), subtask)
-	nc, js, err := conn.connect(ctx, what)
+	what, nc, js, err := s.Conn.subtask(ctx, s.what(), subtask, "source "+s.Stream)
 	if err != nil {
 		return nil, err
 	}

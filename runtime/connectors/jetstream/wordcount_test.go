@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	njs "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/flowstate/flowstate/internal/wordcheck"
@@ -77,23 +75,8 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	o := &server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true}
-	s, err := server.NewServer(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	go s.Start()
-	if !s.ReadyForConnections(10 * time.Second) {
-		t.Fatal("NATS server not ready")
-	}
-	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
-	nc, err := nats.Connect(s.ClientURL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, _ := njs.New(nc)
-	f := &fixture{url: s.ClientURL(), js: js}
+	url, js := jetstream.StartTestServer(t)
+	f := &fixture{url: url, js: js}
 	if _, err := js.CreateStream(ctx, njs.StreamConfig{Name: "TEXT", Subjects: []string{"text.>"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -107,6 +90,7 @@ func newFixture(t *testing.T) *fixture {
 	if err := wordcheck.WriteText(text, 200<<10, 800, 7); err != nil {
 		t.Fatal(err)
 	}
+	var err error
 	if f.expected, err = wordcheck.Expected(text); err != nil {
 		t.Fatal(err)
 	}
