@@ -253,6 +253,22 @@ func (c Conn) subtask(ctx context.Context, what string, subtask int, client stri
 	return what, nc, js, err
 }
 
+// preflight looks stream up when a server answers and hands it to check (nil: none). A
+// server that cannot be reached is no error here: the subtasks report it, so that the
+// restart strategy governs the retries.
+func (c Conn) preflight(ctx context.Context, what, name string, check func(*nats.Conn, *jetstream.StreamInfo) error) error {
+	nc, js, err := c.connect(ctx, what)
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	_, info, err := stream(ctx, nc, js, name, what)
+	if err != nil || check == nil {
+		return err
+	}
+	return check(nc, info)
+}
+
 // stream looks stream up on the connection; a missing stream is an error naming it and the
 // server.
 func stream(ctx context.Context, nc *nats.Conn, js jetstream.JetStream, name, what string) (jetstream.Stream, *jetstream.StreamInfo, error) {

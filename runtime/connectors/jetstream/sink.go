@@ -214,16 +214,7 @@ func (s *Sink) Preflight(ctx context.Context) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
-	nc, js, err := s.Conn.connect(ctx, s.what())
-	if err != nil {
-		return nil
-	}
-	defer nc.Close()
-	_, info, err := stream(ctx, nc, js, s.Stream, s.what())
-	if err != nil {
-		return err
-	}
-	return s.checkStream(nc, info, 0)
+	return s.Conn.preflight(ctx, s.what(), s.Stream, func(nc *nats.Conn, info *jetstream.StreamInfo) error { return s.checkStream(nc, info, 0) })
 }
 
 // mark is how far a marker chain's commits have come: transactions are committed in the

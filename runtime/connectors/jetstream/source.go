@@ -172,13 +172,7 @@ func (s *Source) Preflight(ctx context.Context) error {
 	if err := s.Check(); err != nil {
 		return err
 	}
-	nc, js, err := s.Conn.connect(ctx, s.what())
-	if err != nil {
-		return nil
-	}
-	defer nc.Close()
-	_, _, err = stream(ctx, nc, js, s.Stream, s.what())
-	return err
+	return s.Conn.preflight(ctx, s.what(), s.Stream, nil)
 }
 
 // partition returns the subtask of parallelism that reads subject.
