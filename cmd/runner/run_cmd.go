@@ -12,6 +12,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/config/explain"
 	"github.com/flowstate/flowstate/runtime/connectors"
+	"github.com/flowstate/flowstate/runtime/connectors/jetstream"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/ownership"
@@ -64,7 +65,11 @@ then takes the job over.`,
 				return err
 			}
 			s.log.Debug("garbage collector: " + mem.String())
-			job, err := jobs.Build(jobSpec(cfg))
+			spec, err := withConnectors(cfg, jobSpec(cfg))
+			if err != nil {
+				return err
+			}
+			job, err := jobs.Build(spec)
 			if err != nil {
 				return fmt.Errorf("%s: %w", cfg.File, err)
 			}
@@ -106,7 +111,9 @@ then takes the job over.`,
 			fmt.Fprintf(out, "finished in %s: %d records, %d checkpoints (%d failed), %d state calls\n",
 				elapsed.Round(time.Millisecond), stats.Records, stats.Checkpoints, stats.FailedCheckpoints,
 				stats.GetCalls+stats.WriteCalls)
-			if cfg.Job.Output != "" {
+			if cfg.Job.Sink == config.ConnectorJetStream {
+				fmt.Fprintf(out, "output: stream %s (subject %s)\n", cfg.JetStreamSink.Stream, cfg.JetStreamSink.Subject)
+			} else if cfg.Job.Output != "" {
 				files, _ := connectors.CommittedFiles(cfg.Job.Output)
 				fmt.Fprintf(out, "output: %s (%d committed part files)\n", cfg.Job.Output, len(files))
 			}
@@ -135,4 +142,24 @@ func jobSpec(cfg *config.Config) jobs.Spec {
 		Name: name, Type: j.Type, Parallelism: j.Parallelism, MaxParallelism: j.MaxParallelism,
 		BatchSize: j.BatchSize, Input: j.Input, Output: j.Output, Rate: j.Rate, Keys: j.Keys, Records: j.Records,
 	}
+}
+
+// withConnectors gives spec the source and sink job.source and job.sink choose: the text
+// files of job.input and part files of job.output, or JetStream.
+func withConnectors(cfg *config.Config, spec jobs.Spec) (jobs.Spec, error) {
+	if cfg.Job.Source == config.ConnectorJetStream {
+		src, err := jetstream.SourceFromConfig(cfg)
+		if err != nil {
+			return spec, err
+		}
+		spec.Source = src
+	}
+	if cfg.Job.Sink == config.ConnectorJetStream {
+		sink, err := jetstream.SinkFromConfig(cfg, spec.Name)
+		if err != nil {
+			return spec, err
+		}
+		spec.Sink = sink
+	}
+	return spec, nil
 }

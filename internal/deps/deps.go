@@ -8,8 +8,9 @@
 // and its binary does not link the host end of the SDK; the runtime reaches the plugins
 // only through the registry of built-in plugins, plugins/builtin, and runtime/config (with
 // the packages beside it) not at all; the runner binary links no plugin code nor goleveldb
-// or minio-go, and runtime/builtins, which names the built-ins for it, imports nothing;
-// runtime/config/flinkkeys, the catalog of Flink's keys, imports nothing of the repository
+// or minio-go, no package outside tests links the NATS server (only the JetStream
+// connectors' unit tests start one in process), and runtime/builtins, which names the
+// built-ins for it, imports nothing; runtime/config/flinkkeys, the catalog of Flink's keys, imports nothing of the repository
 // but runtime/builtins; the engine (runtime/dataflow) reaches neither the monitor nor
 // Prometheus, nor the runner, the plugin host, a command or a plugin, and the restart
 // strategy (runtime/restart) none of those nor the engine; the runner's path imports one

@@ -31,6 +31,11 @@ const (
 // runs every plugin out of process, must not.
 var pluginLibraries = []string{"github.com/syndtr/goleveldb", "github.com/minio/minio-go"}
 
+// natsServer is the NATS server module: the JetStream connectors' unit tests start it in
+// process, but no package outside tests links it (the runner talks to a server over the
+// network, and the e2e tests start the real binary).
+const natsServer = "github.com/nats-io/nats-server"
+
 // sdkRequires are the only modules the SDK's go.mod may require directly.
 var sdkRequires = []string{
 	"github.com/hashicorp/go-hclog",
@@ -342,6 +347,25 @@ func TestRunnerLinksNoPluginCode(t *testing.T) {
 		}
 	}
 	v.report(t)
+}
+
+// TestNoPackageLinksTheNATSServer: no package of the repository, its tests aside, reaches
+// the NATS server, so neither the runner binary nor a program built on the runtime links
+// it; the runner reaches the JetStream connectors, which use the client only.
+func TestNoPackageLinksTheNATSServer(t *testing.T) {
+	g := list(t, root(t))
+	if _, ok := g[runner]; !ok {
+		t.Fatalf("go list found no %s", runner)
+	}
+	check(t, g, "packages", func(p pkg) bool { return !p.test() && under(p.path(), repo) }, none, func(p pkg, path string) string {
+		if under(path, natsServer) {
+			return p.path() + " links the NATS server " + path
+		}
+		return ""
+	})
+	if _, ok := g.reach(runner, none)[repo+"/runtime/connectors/jetstream"]; !ok {
+		t.Errorf("the runner binary does not reach the JetStream connectors: this test checks nothing it links")
+	}
 }
 
 // TestConfigImportsNoPlugin: runtime/config and the packages beside it under

@@ -49,6 +49,12 @@ type Config struct {
 	Heartbeat Heartbeat
 	// Memory holds the runner.memory.* settings.
 	Memory Memory
+	// NATS holds the nats.* settings, JetStreamSource the source.jetstream.* and
+	// JetStreamSink the sink.jetstream.* ones: the JetStream connectors of the built-in
+	// jobs (job.source, job.sink: jetstream).
+	NATS            NATS
+	JetStreamSource JetStreamSource
+	JetStreamSink   JetStreamSink
 	// Overrides are the keys set on the command line (-D, -p), in the order applied.
 	Overrides []Override
 	// Deprecations has one message per deprecated key or value used, naming the replacement.
@@ -180,9 +186,12 @@ type Job struct {
 	Parallelism    int    // default 1
 	MaxParallelism int    // default 128
 	Input, Output  string // absolute paths (or URIs) when set
-	Rate           float64
-	Keys, Records  int64
-	BatchSize      int // default 1024
+	// Source and Sink are the built-in job's connectors: ConnectorFile (the default:
+	// job.input, job.output) or ConnectorJetStream.
+	Source, Sink  string
+	Rate          float64
+	Keys, Records int64
+	BatchSize     int // default 1024
 	// LeaseTimeout is how long the job's lease stays live after its runner's last
 	// renewal (default 30s, at least 1s).
 	LeaseTimeout time.Duration
@@ -265,7 +274,7 @@ const (
 
 // defaults returns a Config holding only defaults.
 func defaults(file string) *Config {
-	return &Config{
+	c := &Config{
 		File:         file,
 		StateBackend: DefaultStateBackend,
 		Checkpointing: Checkpointing{
@@ -297,6 +306,8 @@ func defaults(file string) *Config {
 		Notes:        []string{},
 		Ignored:      []IgnoredKey{},
 	}
+	defaultConnectors(c)
+	return c
 }
 
 // defaultRestartSettings are Flink's defaults of every restart strategy; the strategy

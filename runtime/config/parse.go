@@ -238,7 +238,7 @@ func (p *parser) apply(canonical string, spellings []spelling) {
 			p.errs.addAt(p.c.File, s.leaf, err)
 			return
 		case err != nil:
-			p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w %q: %v", ErrBadValue, s.value, err))
+			p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w %q: %v", ErrBadValue, masked(canonical, s.value), err))
 			return
 		}
 		values[i] = v
@@ -248,7 +248,7 @@ func (p *parser) apply(canonical string, spellings []spelling) {
 		if fmt.Sprint(values[i]) != fmt.Sprint(values[0]) {
 			first := spellings[0]
 			p.errs.addAt(p.c.File, s.leaf, fmt.Errorf("%w: %s: %s (%s) and %s: %s (%s) disagree; keep only %s",
-				ErrConflict, first.key, strings.TrimSpace(first.value), p.origin(first.leaf), s.key, strings.TrimSpace(s.value), p.origin(s.leaf), canonical))
+				ErrConflict, first.key, masked(canonical, strings.TrimSpace(first.value)), p.origin(first.leaf), s.key, masked(canonical, strings.TrimSpace(s.value)), p.origin(s.leaf), canonical))
 			return
 		}
 		if rank(s.info) < rank(spellings[win].info) {

@@ -16,7 +16,7 @@ func TestDefaults(t *testing.T) {
 		wantEqual(t, "checkpointing", c.Checkpointing, Checkpointing{Timeout: 10 * time.Minute, NumRetained: 1, DataInlineThreshold: 20 << 10,
 			Mode: "EXACTLY_ONCE", MaxConcurrent: 1, Retention: "NO_EXTERNALIZED_CHECKPOINTS"})
 		wantEqual(t, "recovery", c.Recovery, Recovery{ClaimMode: "NO_CLAIM"})
-		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024, LeaseTimeout: 30 * time.Second})
+		wantEqual(t, "job", c.Job, Job{Type: "wordcount", Parallelism: 1, MaxParallelism: 128, BatchSize: 1024, LeaseTimeout: 30 * time.Second, Source: "file", Sink: "file"})
 		// Flink's defaults of every strategy (RestartStrategyOptions); the strategy itself
 		// waits for the final checkpoint interval.
 		wantEqual(t, "restart", c.Restart, Restart{Attempts: 1, Delay: time.Second,
@@ -96,7 +96,7 @@ runner.memory.gogc: 200
 			Mode: "EXACTLY_ONCE", MaxConcurrent: 1, Retention: "NO_EXTERNALIZED_CHECKPOINTS"},
 		Plugins: Plugins{Dir: "/etc/plugins", Checksums: map[string]string{"leveldb": "sha256:abc"}},
 		Job: Job{Name: "wc", Type: "wordcount", Parallelism: 4, MaxParallelism: 256, Input: "/etc/flowstate/in.txt",
-			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256, LeaseTimeout: 5 * time.Second},
+			Output: "file:///tmp/out", Rate: 1500.5, Keys: 1000, Records: 50000, BatchSize: 256, LeaseTimeout: 5 * time.Second, Source: "file", Sink: "file"},
 		Restart: func() Restart {
 			r := defaultRestartSettings()
 			r.Type, r.Attempts, r.Delay, r.StartOverOnCheckpointLoss, r.CancellationTimeout = "fixed-delay", 5, 500*time.Millisecond, true, 5*time.Second

@@ -122,7 +122,9 @@ func (p *parser) set(key string, v any) {
 	case KeyAllowAnySavepointTarget:
 		c.Control.AllowAnySavepointTarget = v.(bool)
 	default:
-		p.setRestart(key, v)
+		if !p.setConnector(key, v) {
+			p.setRestart(key, v)
+		}
 	}
 }
 
@@ -139,7 +141,15 @@ func splitList(v string) []string {
 
 // badValue reports a value of key that parses but is not allowed.
 func (p *parser) badValue(key, why string) {
-	p.errs.addAt(p.c.File, p.spellingOf(key), fmt.Errorf("%w %q: %s", ErrBadValue, p.valueOf(key), why))
+	p.errs.addAt(p.c.File, p.spellingOf(key), fmt.Errorf("%w %q: %s", ErrBadValue, masked(key, p.valueOf(key)), why))
+}
+
+// masked returns value as messages print it: "******" for a key that holds a secret.
+func masked(key, value string) string {
+	if secretKey(key) {
+		return "******"
+	}
+	return value
 }
 
 // spellingOf returns the leaf of the winning spelling of a current key.
@@ -181,6 +191,7 @@ func (p *parser) finish() {
 	}
 	p.checkControl()
 	p.checkInputOutput()
+	p.checkConnectors()
 	p.finishRestart()
 	p.finishBackend()
 	for _, s := range p.flinkLeaves {

@@ -29,6 +29,19 @@ type Spec struct {
 	Input, Output  string
 	Rate           float64
 	Keys, Records  int64
+	// Source, when set, is what the job reads instead of the text files of Input (a
+	// JetStream source for job.source: jetstream); its records are strings, lines of text.
+	Source dataflow.Source
+	// Sink, when set, is where the job writes instead of the part files of Output (a
+	// JetStream sink for job.sink: jetstream); its records are Keyed (see Keyed) and
+	// encoding.TextAppender.
+	Sink dataflow.Sink
+}
+
+// Keyed is what the built-in jobs' records have besides their text: a key, which a sink
+// may put in the subject (sink.jetstream.subject: counts.{key}).
+type Keyed interface {
+	Key() string
 }
 
 var builders = map[string]func(Spec) (*dataflow.Job, error){
@@ -76,14 +89,18 @@ func newJob(typ string, spec Spec) *dataflow.Job {
 // digits, lowercased; for every word seen it writes the line "word<TAB>count" with the
 // word's running count.
 func WordCount(spec Spec) (*dataflow.Job, error) {
-	if spec.Input == "" {
-		return nil, fmt.Errorf("job.input: the wordcount job needs an input file or directory")
+	if spec.Input == "" && spec.Source == nil {
+		return nil, fmt.Errorf("job.input: the wordcount job needs an input file or directory (or job.source: jetstream)")
 	}
-	if spec.Output == "" {
-		return nil, fmt.Errorf("job.output: the wordcount job needs an output directory")
+	if spec.Output == "" && spec.Sink == nil {
+		return nil, fmt.Errorf("job.output: the wordcount job needs an output directory (or job.sink: jetstream)")
 	}
 	j := newJob("wordcount", spec)
-	lines := dataflow.FromSource[string](j, "source", connectors.TextFiles{Path: spec.Input, Key: "job.input"})
+	var src dataflow.Source = connectors.TextFiles{Path: spec.Input, Key: "job.input"}
+	if spec.Source != nil {
+		src = spec.Source
+	}
+	lines := dataflow.FromSource[string](j, "source", src)
 	words := dataflow.FlatMap(lines, SplitWords)
 	counts := state.NewValue("count", state.Int64)
 	keyed := dataflow.KeyBy(words, stringKey)
@@ -100,8 +117,16 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 			emit(wordCount{Word: w, Count: n})
 			return nil
 		})
-	dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output, Key: "job.output"})
+	dataflow.SinkTo(out, sinkOf(spec))
 	return j, nil
+}
+
+// sinkOf returns the sink of spec: Sink, else the part files of Output.
+func sinkOf(spec Spec) dataflow.Sink {
+	if spec.Sink != nil {
+		return spec.Sink
+	}
+	return connectors.FileSink{Dir: spec.Output, Key: "job.output"}
 }
 
 // wordCount is a record of the wordcount job: a word and its running count. The file sink
@@ -117,6 +142,9 @@ func (c wordCount) AppendText(b []byte) ([]byte, error) {
 	b = append(b, '\t')
 	return strconv.AppendInt(b, c.Count, 10), nil
 }
+
+// Key implements Keyed: the word.
+func (c wordCount) Key() string { return c.Word }
 
 // String returns the line AppendText appends.
 func (c wordCount) String() string {
@@ -157,25 +185,52 @@ func Aggregate(spec Spec) (*dataflow.Job, error) {
 	if spec.Keys <= 0 || spec.Records < 0 {
 		return nil, fmt.Errorf("job.keys %d, job.records %d: the aggregate job needs keys > 0 and records >= 0", spec.Keys, spec.Records)
 	}
+	if spec.Source != nil {
+		return nil, fmt.Errorf("job.source: the aggregate job generates its input; it reads no other source")
+	}
+	write := spec.Output != "" || spec.Sink != nil
 	j := newJob("aggregate", spec)
 	events := dataflow.FromSource[connectors.Event](j, "source", connectors.Generator{Records: spec.Records, Keys: spec.Keys})
 	sums := state.NewReducing("sum", state.Int64, func(a, b int64) int64 { return a + b })
 	keyed := dataflow.KeyBy(events, func(e connectors.Event) []byte { return stringKey(e.Key) })
 	out := dataflow.Process(keyed, "aggregate", []state.Descriptor{sums},
-		func(kc *dataflow.KeyedContext, e connectors.Event, emit func(string)) error {
+		func(kc *dataflow.KeyedContext, e connectors.Event, emit func(keySum)) error {
 			s, err := sums.Add(kc.State(), e.Value)
 			if err != nil {
 				return err
 			}
-			if spec.Output != "" {
-				emit(e.Key + "\t" + strconv.FormatInt(s, 10))
+			if write {
+				emit(keySum{e.Key, s})
 			}
 			return nil
 		})
-	if spec.Output != "" {
-		dataflow.SinkTo(out, connectors.FileSink{Dir: spec.Output, Key: "job.output"})
+	if write {
+		dataflow.SinkTo(out, sinkOf(spec))
 	} else {
 		dataflow.SinkTo(out, connectors.Discard{})
 	}
 	return j, nil
+}
+
+// keySum is a record of the aggregate job: a key and its running sum, written
+// "key<TAB>sum".
+type keySum struct {
+	key string
+	sum int64
+}
+
+// AppendText implements encoding.TextAppender: it appends "key<TAB>sum".
+func (k keySum) AppendText(b []byte) ([]byte, error) {
+	b = append(b, k.key...)
+	b = append(b, '\t')
+	return strconv.AppendInt(b, k.sum, 10), nil
+}
+
+// Key implements Keyed.
+func (k keySum) Key() string { return k.key }
+
+// String returns the line AppendText appends.
+func (k keySum) String() string {
+	b, _ := k.AppendText(nil)
+	return string(b)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/flowstate/flowstate/runtime/config"
+	"github.com/flowstate/flowstate/runtime/connectors/jetstream"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/sdk"
@@ -97,6 +98,23 @@ func NewEnvironment(file string) (*Environment, error) {
 
 // Config returns the configuration, for reading.
 func (e *Environment) Config() *config.Config { return e.conf }
+
+// JetStreamSource returns the JetStream source the environment's configuration describes
+// (nats.* and source.jetstream.*), for a custom job to read from with dataflow.FromSource:
+// its records are the messages' payloads as strings (set its Decode for another record).
+// An error names the key that is wrong.
+func (e *Environment) JetStreamSource() (*jetstream.Source, error) {
+	return jetstream.SourceFromConfig(e.conf)
+}
+
+// JetStreamSink returns the exactly-once JetStream sink the environment's configuration
+// describes (nats.* and sink.jetstream.*) for the job named job (the name is in the
+// sink's marker subjects, so give the job's own). A record's key, for a subject template,
+// is what its Key method returns (jetstream.Keyed), else set the sink's Format. An error
+// names the key that is wrong.
+func (e *Environment) JetStreamSink(job string) (*jetstream.Sink, error) {
+	return jetstream.SinkFromConfig(e.conf, job)
+}
 
 // SetLogger sets the logger runs report to.
 func (e *Environment) SetLogger(l hclog.Logger) { e.logger = l }

@@ -87,6 +87,10 @@ type Explanation struct {
 	Parallelism    int    `json:"parallelism"`
 	MaxParallelism int    `json:"max_parallelism"`
 	PluginDir      string `json:"plugin_dir"`
+	// Source and Sink say what the built-in job reads and writes (job.source, job.sink)
+	// and what that means for durability; no secret is in them.
+	Source string `json:"source"`
+	Sink   string `json:"sink"`
 	// Overrides are the -D and -p settings of the command line, secrets masked.
 	Overrides []string `json:"overrides"`
 	// Deprecations has one message per deprecated key or value used.
@@ -155,6 +159,7 @@ func Config(c *config.Config) Explanation {
 	e.explainBackend(c)
 	e.explainStorage(c)
 	e.explainSchedule(c)
+	e.explainConnectors(c)
 	return e
 }
 

@@ -1,0 +1,147 @@
+package jetstream
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nkeys"
+
+	"github.com/flowstate/flowstate/internal/testcert"
+)
+
+// connects reports whether a source of conn opens on the server (its stream is missing, so
+// a connection that succeeds fails naming the stream).
+func openWith(conn Conn) error {
+	_, err := (&Source{Conn: conn, Stream: "IN"}).Open(context.Background(), 0, 1, nil)
+	return err
+}
+
+// authenticated says whether err is the failure of a connection that got through: the
+// stream it asks for is missing.
+func authenticated(err error) bool {
+	return err != nil && strings.Contains(err.Error(), `stream "IN" not found`)
+}
+
+func TestAuthFailureNamesServerAndUserNotTheSecret(t *testing.T) {
+	ts := startServer(t, func(o *server.Options) { o.Username, o.Password = "alice", "right-password-123" })
+	conn := ts.conn()
+	conn.User, conn.Password = "alice", "wrong-password-456"
+	err := openWith(conn)
+	if err == nil || authenticated(err) {
+		t.Fatalf("a wrong password: %v, want an authentication failure", err)
+	}
+	for _, want := range []string{ts.ClientURL(), `user "alice"`, "uthorization"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	if strings.Contains(err.Error(), "wrong-password-456") {
+		t.Errorf("error %q shows the password", err)
+	}
+	conn.Password = "right-password-123"
+	if err := openWith(conn); !authenticated(err) {
+		t.Fatalf("the right password: %v", err)
+	}
+}
+
+func TestTokenAuthNeverShowsTheToken(t *testing.T) {
+	ts := startServer(t, func(o *server.Options) { o.Authorization = "the-right-token-9" })
+	conn := ts.conn()
+	conn.Token = "a-wrong-token-7"
+	err := openWith(conn)
+	if err == nil || authenticated(err) || strings.Contains(err.Error(), "a-wrong-token-7") || !strings.Contains(err.Error(), "with a token") {
+		t.Fatalf("a wrong token: %v, want a failure that says a token was used, not which", err)
+	}
+	// A token in the server URL is redacted too.
+	u := strings.Replace(ts.ClientURL(), "nats://", "nats://a-wrong-token-7@", 1)
+	if err := openWith(Conn{Servers: []string{u}}); err == nil || strings.Contains(err.Error(), "a-wrong-token-7") {
+		t.Fatalf("a token in the URL: %v, want a failure that does not show it", err)
+	}
+	conn.Token = "the-right-token-9"
+	if err := openWith(conn); !authenticated(err) {
+		t.Fatalf("the right token: %v", err)
+	}
+}
+
+func TestNKeyAuth(t *testing.T) {
+	user, err := nkeys.CreateUser()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	ts := startServer(t, func(o *server.Options) { o.Nkeys = []*server.NkeyUser{{Nkey: pub}} })
+	file := filepath.Join(t.TempDir(), "user.nk")
+	if err := os.WriteFile(file, seed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	conn := ts.conn()
+	conn.NKeyFile = file
+	if err := openWith(conn); !authenticated(err) {
+		t.Fatalf("the user's nkey: %v", err)
+	}
+	other, _ := nkeys.CreateUser()
+	otherSeed, _ := other.Seed()
+	if err := os.WriteFile(file, otherSeed, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err = openWith(conn)
+	if err == nil || authenticated(err) || strings.Contains(err.Error(), string(otherSeed)) || !strings.Contains(err.Error(), file) {
+		t.Fatalf("another nkey: %v, want a failure naming the file, not the seed", err)
+	}
+}
+
+func TestTLSWithACA(t *testing.T) {
+	cert, key := testcert.Write(t)
+	tc, err := server.GenTLSConfig(&server.TLSConfigOpts{CertFile: cert, KeyFile: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := startServer(t, func(o *server.Options) { o.TLS, o.TLSConfig = true, tc })
+	conn := ts.conn()
+	if err := openWith(conn); err == nil || authenticated(err) {
+		t.Fatalf("TLS without the CA: %v, want a failure", err)
+	}
+	conn.CAFile = cert
+	if err := openWith(conn); !authenticated(err) {
+		t.Fatalf("TLS with the CA: %v", err)
+	}
+}
+
+func TestServerDownNamesTheURL(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	err = openWith(Conn{Servers: []string{"nats://" + addr}})
+	if err == nil || !strings.Contains(err.Error(), "nats://"+addr) {
+		t.Fatalf("no server: %v, want an error naming nats://%s", err, addr)
+	}
+}
+
+func TestConnCheckAndDescribe(t *testing.T) {
+	for _, c := range []struct {
+		conn Conn
+		want string
+	}{
+		{Conn{}, "no NATS server"},
+		{Conn{Servers: []string{"x"}, User: "u", Token: "t"}, "one way to authenticate"},
+		{Conn{Servers: []string{"x"}, Password: "p"}, "without nats.user"},
+		{Conn{Servers: []string{"x"}, CertFile: "c"}, "go together"},
+	} {
+		if err := c.conn.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.conn, err, c.want)
+		}
+	}
+	d := Conn{Servers: []string{"nats://bob:pw-secret@h:4222", "h2:4222"}, User: "bob", Password: "pw-secret", CAFile: "ca.pem"}.Describe()
+	if strings.Contains(d, "pw-secret") || !strings.Contains(d, "nats://h2:4222") || !strings.Contains(d, `user "bob"`) || !strings.Contains(d, "TLS") {
+		t.Fatalf("describe: %q", d)
+	}
+}
