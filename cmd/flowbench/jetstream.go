@@ -80,6 +80,8 @@ type jetStreamRound struct {
 	Counts      map[string]int64 // each word's count, for checking an output
 	Work        string           // a scratch directory of the round
 	PluginDir   string           // built plugins (make build), for figures through the runner
+	Runner      string           // the runner binary (make build)
+	InputFile   string           // the input text, a line per message of InputStream
 }
 
 // sideBySideFigure is one of the connector's figures (issue 26, item 8), measured in
@@ -98,8 +100,7 @@ type sideBySideFigure struct {
 // measured beside the raw limits: its source into a discarding sink against the ordered
 // consumer (>= 0.7x), its exactly-once sink against async publish (>= 0.5x), and the
 // word count from stream to stream through the runner against the hand-written one
-// (>= 0.5x). The connector adds them here; until then the phase measures the raw limits
-// alone and the report has no rows for these targets.
+// (>= 0.5x). jsfigures.go sets them.
 var sideBySide []sideBySideFigure
 
 // jetStreamResult is the phase's figures.
@@ -170,7 +171,7 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 			b.logf("jetstream: stopping after %d rounds (time budget)", round)
 			break
 		}
-		if err := b.jetStreamRound(ctx, srv, res, lines, counts, round); err != nil {
+		if err := b.jetStreamRound(ctx, srv, res, input, lines, counts, round); err != nil {
 			return nil, err
 		}
 		res.rounds = round + 1
@@ -180,7 +181,7 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 
 // jetStreamRound measures the raw stages once on fresh streams, then the side-by-side
 // figures on the same input.
-func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStreamResult, lines []string, counts map[string]int64, round int) error {
+func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStreamResult, input string, lines []string, counts map[string]int64, round int) error {
 	nc, err := nats.Connect(srv.url)
 	if err != nil {
 		return fmt.Errorf("jetstream: connect to %s: %w", srv.url, err)
@@ -266,7 +267,7 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 			return err
 		}
 		r, err := f.run(ctx, jetStreamRound{URL: srv.url, ServerPID: srv.pid, InputStream: jsInputStream, Partitions: jsPartitions,
-			Lines: n, Words: words, Counts: counts, Work: work, PluginDir: b.s.PluginDir})
+			Lines: n, Words: words, Counts: counts, Work: work, PluginDir: b.s.PluginDir, Runner: b.s.Runner, InputFile: input})
 		os.RemoveAll(work)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.figure, err)

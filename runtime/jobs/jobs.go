@@ -47,6 +47,7 @@ type Keyed interface {
 var builders = map[string]func(Spec) (*dataflow.Job, error){
 	"wordcount": WordCount,
 	"aggregate": Aggregate,
+	"copy":      Copy,
 }
 
 // Types lists the built-in job types.
@@ -176,6 +177,33 @@ func SplitWords(line string, emit func(string)) {
 	if start >= 0 {
 		emit(strings.ToLower(line[start:]))
 	}
+}
+
+// Copy copies the lines of its source (the text files of Input, or Source) to its sink
+// (the part files of Output, or Sink), one record per line; with neither Output nor Sink
+// it drops them. Benchmarks hold it to the connectors' raw limits: a source alone (into
+// nothing), a sink alone (from a file).
+func Copy(spec Spec) (*dataflow.Job, error) {
+	if spec.Input == "" && spec.Source == nil {
+		return nil, fmt.Errorf("job.input: the copy job needs an input file or directory (or job.source: jetstream)")
+	}
+	j := newJob("copy", spec)
+	var src dataflow.Source = connectors.TextFiles{Path: spec.Input, Key: "job.input"}
+	if spec.Source != nil {
+		src = spec.Source
+	}
+	var sink dataflow.Sink = connectors.Discard{}
+	if spec.Output != "" || spec.Sink != nil {
+		sink = sinkOf(spec)
+	}
+	// The engine keys what reaches a sink (its exchange is where records of a key meet);
+	// the copy keys each line by itself and keeps no state.
+	keyed := dataflow.KeyBy(dataflow.FromSource[string](j, "source", src), stringKey)
+	dataflow.SinkTo(dataflow.Process(keyed, "copy", nil, func(_ *dataflow.KeyedContext, line string, emit func(string)) error {
+		emit(line)
+		return nil
+	}), sink)
+	return j, nil
 }
 
 // Aggregate sums generated values per key: spec.Records events over spec.Keys keys from
