@@ -51,9 +51,7 @@ source.jetstream.bounded: true
 	if res.records != r.Lines {
 		return stageRuns{}, fmt.Errorf("the copy job read %d records of the %d messages of stream %s", res.records, r.Lines, r.InputStream)
 	}
-	var out stageRuns
-	out.add(r.Lines, r.Words, res.elapsed, res.cpu, res.serverCPU)
-	return out, nil
+	return res.round(r.Lines, r.Words), nil
 }
 
 // sinkFigure runs the copy job from the round's input file into the exactly-once sink,
@@ -92,9 +90,7 @@ sink.jetstream.subject: %s
 	if err != nil {
 		return stageRuns{}, fmt.Errorf("exactly-once sink: %w", err)
 	}
-	var out stageRuns
-	out.add(r.Lines, r.Words, res.elapsed, res.cpu, res.serverCPU)
-	return out, nil
+	return res.round(r.Lines, r.Words), nil
 }
 
 // wordCountFigure runs the word count from the round's input stream to the figures'
@@ -138,9 +134,7 @@ sink.jetstream.subject: %s
 	if err != nil {
 		return stageRuns{}, fmt.Errorf("word count stream to stream: %w", err)
 	}
-	var out stageRuns
-	out.add(r.Lines+n, r.Words, res.elapsed, res.cpu, res.serverCPU)
-	return out, nil
+	return res.round(r.Lines+n, r.Words), nil
 }
 
 // figureStream creates the figures' output stream afresh.
@@ -219,6 +213,13 @@ func readSubject(ctx context.Context, url, stream, subject string, each func([]b
 type runnerRun struct {
 	elapsed, cpu, serverCPU time.Duration
 	records                 int64
+}
+
+// round is the run as one round of a figure that moved msgs messages carrying words words.
+func (rr runnerRun) round(msgs, words int64) stageRuns {
+	var out stageRuns
+	out.add(msgs, words, rr.elapsed, rr.cpu, rr.serverCPU)
+	return out
 }
 
 // runRunner runs `runner run` on a configuration of job (one subtask, the hashmap

@@ -97,11 +97,7 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 		return nil, fmt.Errorf("job.output: the wordcount job needs an output directory (or job.sink: jetstream)")
 	}
 	j := newJob("wordcount", spec)
-	var src dataflow.Source = connectors.TextFiles{Path: spec.Input, Key: "job.input"}
-	if spec.Source != nil {
-		src = spec.Source
-	}
-	lines := dataflow.FromSource[string](j, "source", src)
+	lines := dataflow.FromSource[string](j, "source", sourceOf(spec))
 	words := dataflow.FlatMap(lines, SplitWords)
 	counts := state.NewValue("count", state.Int64)
 	keyed := dataflow.KeyBy(words, stringKey)
@@ -120,6 +116,14 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 		})
 	dataflow.SinkTo(out, sinkOf(spec))
 	return j, nil
+}
+
+// sourceOf returns the source of spec: Source, else the text files of Input.
+func sourceOf(spec Spec) dataflow.Source {
+	if spec.Source != nil {
+		return spec.Source
+	}
+	return connectors.TextFiles{Path: spec.Input, Key: "job.input"}
 }
 
 // sinkOf returns the sink of spec: Sink, else the part files of Output.
@@ -188,17 +192,13 @@ func Copy(spec Spec) (*dataflow.Job, error) {
 		return nil, fmt.Errorf("job.input: the copy job needs an input file or directory (or job.source: jetstream)")
 	}
 	j := newJob("copy", spec)
-	var src dataflow.Source = connectors.TextFiles{Path: spec.Input, Key: "job.input"}
-	if spec.Source != nil {
-		src = spec.Source
-	}
 	var sink dataflow.Sink = connectors.Discard{}
 	if spec.Output != "" || spec.Sink != nil {
 		sink = sinkOf(spec)
 	}
 	// The engine keys what reaches a sink (its exchange is where records of a key meet);
 	// the copy keys each line by itself and keeps no state.
-	keyed := dataflow.KeyBy(dataflow.FromSource[string](j, "source", src), stringKey)
+	keyed := dataflow.KeyBy(dataflow.FromSource[string](j, "source", sourceOf(spec)), stringKey)
 	dataflow.SinkTo(dataflow.Process(keyed, "copy", nil, func(_ *dataflow.KeyedContext, line string, emit func(string)) error {
 		emit(line)
 		return nil
