@@ -270,7 +270,9 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		a.stages = append(a.stages, tasks)
 	}
 	if last == 0 {
-		return closers, errors.New("a job needs at least one KeyBy before its sink")
+		// The job's shape is wrong: no attempt can run it, so the restart strategy must not
+		// retry it (a runner did, every minute, for ever).
+		return closers, restart.Permanent(errors.New("a job needs at least one KeyBy before its sink"))
 	}
 	return closers, nil
 }

@@ -3,6 +3,7 @@ package dataflow_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/monitor"
+	"github.com/flowstate/flowstate/runtime/restart"
 )
 
 // measuredSource is a source whose readers measure themselves: each reports its subtask
@@ -81,5 +83,17 @@ func TestMeasuredConnectorsReportToTheirSubtask(t *testing.T) {
 	want := map[string]string{"source/0": "s0=100 ", "source/1": "s1=101 ", dataflow.SinkID + "/0": "committed=1 ", dataflow.SinkID + "/1": "committed=2 "}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("the connectors reported %v, want %v", got, want)
+	}
+}
+
+// TestJobWithoutKeyByFailsForGood: a job whose source writes straight into its sink can
+// never run, so its error is permanent and the restart strategy does not retry it.
+func TestJobWithoutKeyByFailsForGood(t *testing.T) {
+	f := newFixture(t, 1<<10, nil)
+	j := dataflow.NewJob("nokey")
+	dataflow.SinkTo(dataflow.FromSource[string](j, "source", connectors.TextFiles{Path: f.input}), connectors.Discard{})
+	err := dataflow.Run(context.Background(), j, f.env(nil, nil))
+	if err == nil || !strings.Contains(err.Error(), "KeyBy") || !restart.IsPermanent(err) {
+		t.Fatalf("run of a job without KeyBy: %v (permanent: %v), want a permanent error naming KeyBy", err, restart.IsPermanent(err))
 	}
 }
