@@ -284,10 +284,4 @@ rest.port: 0
 
 // childrenCPU is the user and system time of this process's children that have ended
 // and been waited for, their own waited children included: the runner and its plugins.
-func childrenCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
+func childrenCPU() time.Duration { return rusageCPU(syscall.RUSAGE_CHILDREN) }
