@@ -218,6 +218,15 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 				t.Errorf("jetstream %s: %+v", st, v)
 			}
 		}
+		// The connector's three figures ran through the runner, each checked by its run.
+		if len(x.figures) != 3 {
+			t.Errorf("jetstream: %d side-by-side figures, want the source, the sink and the word count", len(x.figures))
+		}
+		for _, f := range x.figures {
+			if v := x.measured[f.figure]; len(v.msgs) != 1 || !(v.msgs[0] > 0) || !(v.benchCPU[0] > 0) || !(x.ratio(f) > 0) {
+				t.Errorf("jetstream %s: %+v", f.figure, v)
+			}
+		}
 	}
 	var md bytes.Buffer
 	rep.render(&md)

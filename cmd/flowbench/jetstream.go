@@ -80,6 +80,8 @@ type jetStreamRound struct {
 	Counts      map[string]int64 // each word's count, for checking an output
 	Work        string           // a scratch directory of the round
 	PluginDir   string           // built plugins (make build), for figures through the runner
+	Runner      string           // the runner binary (make build)
+	InputFile   string           // the input text, a line per message of InputStream
 }
 
 // sideBySideFigure is one of the connector's figures (issue 26, item 8), measured in
@@ -98,8 +100,7 @@ type sideBySideFigure struct {
 // measured beside the raw limits: its source into a discarding sink against the ordered
 // consumer (>= 0.7x), its exactly-once sink against async publish (>= 0.5x), and the
 // word count from stream to stream through the runner against the hand-written one
-// (>= 0.5x). The connector adds them here; until then the phase measures the raw limits
-// alone and the report has no rows for these targets.
+// (>= 0.5x). jsfigures.go sets them.
 var sideBySide []sideBySideFigure
 
 // jetStreamResult is the phase's figures.
@@ -170,7 +171,7 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 			b.logf("jetstream: stopping after %d rounds (time budget)", round)
 			break
 		}
-		if err := b.jetStreamRound(ctx, srv, res, lines, counts, round); err != nil {
+		if err := b.jetStreamRound(ctx, srv, res, input, lines, counts, round); err != nil {
 			return nil, err
 		}
 		res.rounds = round + 1
@@ -180,7 +181,7 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 
 // jetStreamRound measures the raw stages once on fresh streams, then the side-by-side
 // figures on the same input.
-func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStreamResult, lines []string, counts map[string]int64, round int) error {
+func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStreamResult, input string, lines []string, counts map[string]int64, round int) error {
 	nc, err := nats.Connect(srv.url)
 	if err != nil {
 		return fmt.Errorf("jetstream: connect to %s: %w", srv.url, err)
@@ -266,7 +267,7 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 			return err
 		}
 		r, err := f.run(ctx, jetStreamRound{URL: srv.url, ServerPID: srv.pid, InputStream: jsInputStream, Partitions: jsPartitions,
-			Lines: n, Words: words, Counts: counts, Work: work, PluginDir: b.s.PluginDir})
+			Lines: n, Words: words, Counts: counts, Work: work, PluginDir: b.s.PluginDir, Runner: b.s.Runner, InputFile: input})
 		os.RemoveAll(work)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.figure, err)
@@ -578,6 +579,9 @@ func (r *report) renderJetStream(w io.Writer) {
 	p("- **ordered consumer**: one ordered consumer (`Consume`) reading the %s input messages back, checked by count and bytes;\n", human(float64(x.lines)))
 	p("- **hand-written word count**: one ordered consumer reads the same input messages, splits each line's words as the `wordcount` job does (`jobs.SplitWords`), counts them in a map and publishes each word's running count as a `word<TAB>count` message (as the built-in word count emits them: %s output messages, one per word) with `PublishAsync`, timed until the last acknowledgement: at-least-once, no checkpoints. The first round's output is read back and checked against the counts of the input file.\n\n", human(float64(x.outputs)))
 	p("Messages/s counts the messages that crossed the server (the word count's: its input and its output); words/s (records/s) the words those messages carry, which is the word count's records. CPU is user+system time per word of the benchmark process (nats.go and the counting) and of the nats-server process, from getrusage and /proc. Medians over %d rounds, the lowest round beside them.\n\n", x.rounds)
+	if len(x.figures) > 0 {
+		p("The connector's figures run in the same rounds, on the same server and input, each through the runner binary (`runner run`, parallelism 1, the hashmap backend, checkpoints every %s, no restart): the `copy` job from the input stream (bounded) into nothing, against the ordered consumer; the `copy` job from the input file into the exactly-once sink (`sink.jetstream.batch-size` at its default) on a stream of its own, against async publish; the `wordcount` job from the input stream to that stream (`job.source`, `job.sink`: jetstream), against the hand-written word count. Each output is read back and checked (every line once in order; every word's count). Their time runs from the runner's first record to its exit (its final checkpoint and commit included, its start-up and its plugins' not); their client CPU is the runner's and its plugins' user+system time over their whole run (start-up included), from getrusage of the waited children.\n\n", jsCheckpointInterval)
+	}
 	p("| stage | msgs/s | worst round | words/s | CPU us/word, client | CPU us/word, server |\n|---|---|---|---|---|---|\n")
 	row := func(name string, v *stageRuns) {
 		p("| %s | %s | %s | %s | %.3f | %.3f |\n", name, human(median(v.msgs)), human(minOf(v.msgs)), human(median(v.words)), median(v.benchCPU), median(v.serverCPU))

@@ -187,9 +187,12 @@ func livePlugins(ctx context.Context, host *pluginhost.Host, m mode, names ...st
 }
 
 // selfCPU is the user and system time of this process so far.
-func selfCPU() time.Duration {
+func selfCPU() time.Duration { return rusageCPU(syscall.RUSAGE_SELF) }
+
+// rusageCPU is the user and system time getrusage reports for who.
+func rusageCPU(who int) time.Duration {
 	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+	if err := syscall.Getrusage(who, &ru); err != nil {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())

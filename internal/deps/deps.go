@@ -11,7 +11,7 @@
 // or minio-go, no package outside tests links the NATS server (only the JetStream
 // connectors' unit tests start one in process), and runtime/builtins, which names the
 // built-ins for it, imports nothing; runtime/config/flinkkeys, the catalog of Flink's keys, imports nothing of the repository
-// but runtime/builtins; the engine (runtime/dataflow) reaches neither the monitor nor
+// but runtime/builtins; the engine (runtime/dataflow) and the connectors (runtime/connectors/...) reach neither the monitor nor
 // Prometheus, nor the runner, the plugin host, a command or a plugin, and the restart
 // strategy (runtime/restart) none of those nor the engine; the runner's path imports one
 // way, runner, then runtime/session, then runtime/ownership, which import neither the

@@ -410,18 +410,22 @@ func TestFlinkKeysImportsOnlyBuiltins(t *testing.T) {
 // layers are, for packages of the runtime, what each must never reach (its tests aside):
 // the engine neither the monitor, which links Prometheus and the web page (it reports
 // through dataflow.Events), nor what drives it; the restart strategy, below everything
-// that fails a job, none of those; neither reaches a plugin.
+// that fails a job, none of those; neither reaches a plugin. The connectors report what
+// they measure through dataflow.ConnectorEvents, so they reach neither the monitor nor
+// Prometheus either.
 var layers = map[string][]string{
-	repo + "/runtime/dataflow": {repo + "/runtime/monitor", "github.com/prometheus", repo + "/runtime/runner", repo + "/runtime/pluginhost", repo + "/cmd", repo + "/plugins"},
-	repo + "/runtime/restart":  {repo + "/runtime/dataflow", repo + "/runtime/monitor", repo + "/runtime/runner", repo + "/runtime/pluginhost", repo + "/cmd", repo + "/plugins"},
+	repo + "/runtime/connectors":           {repo + "/runtime/monitor", "github.com/prometheus", repo + "/runtime/runner", repo + "/runtime/pluginhost", repo + "/cmd", repo + "/plugins"},
+	repo + "/runtime/connectors/jetstream": {repo + "/runtime/monitor", "github.com/prometheus", repo + "/runtime/runner", repo + "/runtime/pluginhost", repo + "/cmd", repo + "/plugins"},
+	repo + "/runtime/dataflow":             {repo + "/runtime/monitor", "github.com/prometheus", repo + "/runtime/runner", repo + "/runtime/pluginhost", repo + "/cmd", repo + "/plugins"},
+	repo + "/runtime/restart":              {repo + "/runtime/dataflow", repo + "/runtime/monitor", repo + "/runtime/runner", repo + "/runtime/pluginhost", repo + "/cmd", repo + "/plugins"},
 }
 
-// TestEngineAndRestartStayBelowTheRunner: runtime/dataflow reaches neither the monitor nor
-// Prometheus, nor the runner, the plugin host or a command; runtime/restart reaches none of
-// them and not the engine either.
+// TestEngineAndRestartStayBelowTheRunner: runtime/dataflow and the connectors reach
+// neither the monitor nor Prometheus, nor the runner, the plugin host or a command;
+// runtime/restart reaches none of them and not the engine either.
 func TestEngineAndRestartStayBelowTheRunner(t *testing.T) {
 	layered := func(p pkg) bool { _, ok := layers[p.path()]; return ok && !p.test() }
-	check(t, list(t, root(t)), "runtime/dataflow and runtime/restart", layered, none, func(p pkg, path string) string {
+	check(t, list(t, root(t)), "runtime/dataflow, runtime/connectors and runtime/restart", layered, none, func(p pkg, path string) string {
 		for _, bad := range layers[p.path()] {
 			if under(path, bad) {
 				return p.path() + " reaches " + path

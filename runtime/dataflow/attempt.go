@@ -193,6 +193,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 				return nil, nil, fmt.Errorf("open sink subtask %d: %w", i, err)
 			}
 			closers = append(closers, w.Close)
+			measure(w, a.events.Subtask(SinkID, i))
 			return newOutput(i, nil, false, nil, job.MaxParallelism, job.BatchSize, w), w, nil
 		}
 		return newOutput(i, inboxes[k+1], !env.AtLeastOnce, job.stages[k+1].keyOf, job.MaxParallelism, job.BatchSize, nil), nil, nil
@@ -214,6 +215,7 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 				return closers, fmt.Errorf("open source %s subtask %d: %w", job.sourceID, i, err)
 			}
 			closers = append(closers, r.Close)
+			measure(r, a.events.Subtask(job.sourceID, i))
 		}
 		out, _, err := outputFor(0, i)
 		if err != nil {
@@ -268,7 +270,9 @@ func (a *attempt) build(ctx context.Context) (closers []func() error, err error)
 		a.stages = append(a.stages, tasks)
 	}
 	if last == 0 {
-		return closers, errors.New("a job needs at least one KeyBy before its sink")
+		// The job's shape is wrong: no attempt can run it, so the restart strategy must not
+		// retry it (a runner did, every minute, for ever).
+		return closers, restart.Permanent(errors.New("a job needs at least one KeyBy before its sink"))
 	}
 	return closers, nil
 }

@@ -42,6 +42,36 @@ type SubtaskEvents interface {
 	// SetStateSize reports the bytes of keyed state the subtask holds, as the latest
 	// completed checkpoint has them.
 	SetStateSize(bytes int64)
+	ConnectorEvents
+}
+
+// ConnectorEvents receives what a source's reader or a sink's writer measures of its
+// connector, in the shape of Flink's connector metrics. A reader or writer that implements
+// Measured is given its subtask's after Open. The methods must be cheap and must not
+// block.
+type ConnectorEvents interface {
+	// SplitPending reports the records a split of the source subtask still has to read
+	// past the last it emitted (Flink's pendingRecords, per split).
+	SplitPending(split string, pending int64)
+	// EmitEventTimeLag reports how long before its emission the last record the source
+	// subtask emitted was stored in its input (Flink's currentEmitEventTimeLag).
+	EmitEventTimeLag(lag time.Duration)
+	// Committed reports that the sink subtask made records visible in batches, taking d.
+	Committed(records, batches int, d time.Duration)
+}
+
+// Measured is a SourceReader or SinkWriter that measures its connector: the run calls
+// Measure once after Open, with the ConnectorEvents of the subtask, before any other
+// method.
+type Measured interface {
+	Measure(ConnectorEvents)
+}
+
+// measure hands x the connector events of its subtask when it measures itself.
+func measure(x any, ev ConnectorEvents) {
+	if m, ok := x.(Measured); ok {
+		m.Measure(ev)
+	}
 }
 
 // CheckpointKind says what a checkpoint is.
@@ -102,3 +132,6 @@ func (noEvents) Subtask(string, int) SubtaskEvents                    { return n
 func (noEvents) RecordsIn(int)                                        {}
 func (noEvents) RecordsOut(int)                                       {}
 func (noEvents) SetStateSize(int64)                                   {}
+func (noEvents) SplitPending(string, int64)                           {}
+func (noEvents) EmitEventTimeLag(time.Duration)                       {}
+func (noEvents) Committed(int, int, time.Duration)                    {}

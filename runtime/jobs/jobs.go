@@ -47,6 +47,7 @@ type Keyed interface {
 var builders = map[string]func(Spec) (*dataflow.Job, error){
 	"wordcount": WordCount,
 	"aggregate": Aggregate,
+	"copy":      Copy,
 }
 
 // Types lists the built-in job types.
@@ -96,11 +97,7 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 		return nil, fmt.Errorf("job.output: the wordcount job needs an output directory (or job.sink: jetstream)")
 	}
 	j := newJob("wordcount", spec)
-	var src dataflow.Source = connectors.TextFiles{Path: spec.Input, Key: "job.input"}
-	if spec.Source != nil {
-		src = spec.Source
-	}
-	lines := dataflow.FromSource[string](j, "source", src)
+	lines := dataflow.FromSource[string](j, "source", sourceOf(spec))
 	words := dataflow.FlatMap(lines, SplitWords)
 	counts := state.NewValue("count", state.Int64)
 	keyed := dataflow.KeyBy(words, stringKey)
@@ -119,6 +116,14 @@ func WordCount(spec Spec) (*dataflow.Job, error) {
 		})
 	dataflow.SinkTo(out, sinkOf(spec))
 	return j, nil
+}
+
+// sourceOf returns the source of spec: Source, else the text files of Input.
+func sourceOf(spec Spec) dataflow.Source {
+	if spec.Source != nil {
+		return spec.Source
+	}
+	return connectors.TextFiles{Path: spec.Input, Key: "job.input"}
 }
 
 // sinkOf returns the sink of spec: Sink, else the part files of Output.
@@ -176,6 +181,29 @@ func SplitWords(line string, emit func(string)) {
 	if start >= 0 {
 		emit(strings.ToLower(line[start:]))
 	}
+}
+
+// Copy copies the lines of its source (the text files of Input, or Source) to its sink
+// (the part files of Output, or Sink), one record per line; with neither Output nor Sink
+// it drops them. Benchmarks hold it to the connectors' raw limits: a source alone (into
+// nothing), a sink alone (from a file).
+func Copy(spec Spec) (*dataflow.Job, error) {
+	if spec.Input == "" && spec.Source == nil {
+		return nil, fmt.Errorf("job.input: the copy job needs an input file or directory (or job.source: jetstream)")
+	}
+	j := newJob("copy", spec)
+	var sink dataflow.Sink = connectors.Discard{}
+	if spec.Output != "" || spec.Sink != nil {
+		sink = sinkOf(spec)
+	}
+	// The engine keys what reaches a sink (its exchange is where records of a key meet);
+	// the copy keys each line by itself and keeps no state.
+	keyed := dataflow.KeyBy(dataflow.FromSource[string](j, "source", sourceOf(spec)), stringKey)
+	dataflow.SinkTo(dataflow.Process(keyed, "copy", nil, func(_ *dataflow.KeyedContext, line string, emit func(string)) error {
+		emit(line)
+		return nil
+	}), sink)
+	return j, nil
 }
 
 // Aggregate sums generated values per key: spec.Records events over spec.Keys keys from

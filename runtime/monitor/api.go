@@ -315,6 +315,39 @@ type SubtaskMetrics struct {
 	// StateSize is the bytes of the subtask's keyed backend, when the backend can tell;
 	// -1 otherwise.
 	StateSize int64 `json:"state-size"`
+	// Connector is what the subtask's source or sink connector measured, when it
+	// measures (the JetStream connectors do).
+	Connector *ConnectorMetrics `json:"connector,omitempty"`
+}
+
+// ConnectorMetrics are what a source's or sink's subtask measured of its connector, with
+// Flink's connector metric names.
+type ConnectorMetrics struct {
+	// PendingRecords is the sum of the splits' (a source's; absent for a sink).
+	PendingRecords *int64 `json:"pendingRecords,omitempty"`
+	// CurrentEmitEventTimeLag is how long before its emission the last record emitted
+	// was stored in the input, in ms; -1 when unknown.
+	CurrentEmitEventTimeLag int64          `json:"currentEmitEventTimeLag"`
+	Splits                  []SplitMetrics `json:"splits,omitempty"`
+	// Commits are a sink's.
+	Commits *CommitMetrics `json:"commits,omitempty"`
+}
+
+// SplitMetrics are one split of a source subtask: the records it still has to read past
+// the last emitted.
+type SplitMetrics struct {
+	Split          string `json:"split"`
+	PendingRecords int64  `json:"pendingRecords"`
+}
+
+// CommitMetrics are a sink subtask's commits: how many, the records and batches they made
+// visible, and their latency in ms.
+type CommitMetrics struct {
+	Commits        int64 `json:"commits"`
+	Records        int64 `json:"records"`
+	Batches        int64 `json:"batches"`
+	LastLatency    int64 `json:"last-latency"`
+	AverageLatency int64 `json:"average-latency"`
 }
 
 // PluginDetails describes one plugin process of the job.

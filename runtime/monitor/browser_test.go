@@ -57,6 +57,9 @@ func TestWebPageInBrowser(t *testing.T) {
 	records(20_000)
 	subs["count/0"].SetStateSize(31_000)
 	subs["count/1"].SetStateSize(32_500)
+	subs["source/1"].SplitPending("in.a", 1234)
+	subs["source/1"].EmitEventTimeLag(250 * time.Millisecond)
+	subs["sink/0"].Committed(900, 1, 40*time.Millisecond)
 	for _, e := range before {
 		feed(m, start, e)
 	}
@@ -79,6 +82,15 @@ func TestWebPageInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#plugins tr[data-plugin="hashmap"]`)),
 	); err != nil {
 		t.Fatalf("load the page of a running job: %v", err)
+	}
+	for sel, want := range map[string]string{
+		`#connectors tr[data-connector="source/1"] td.pending`: "1,234",
+		`#connectors tr[data-connector="sink/0"] td.committed`: "900",
+		`#splits tr[data-split="in.a"]`:                        "1,234",
+	} {
+		if got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel))); err != nil || !strings.Contains(got, want) {
+			t.Errorf("%s shows %q (%v), want %q", sel, got, err, want)
+		}
 	}
 	if got, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(`#job-name`))); err != nil || got != "orders" {
 		t.Fatalf("job name on the page: %q, %v", got, err)

@@ -1,6 +1,7 @@
 package monitor
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -129,6 +131,7 @@ func WriteStatus(w io.Writer, st *Status) error {
 		p("%s\t%d\t%d\t%d\t%.1f\t%.1f\n", v.Name, v.Parallelism, v.Metrics.ReadRecords, v.Metrics.WriteRecords,
 			v.ReadRecordsPerSecond, v.WriteRecordsPerSecond)
 	}
+	writeConnectors(p, d.Vertices)
 	c := cp.Counts
 	p("\ncheckpoints: %d completed, %d failed, %d in progress, %d restored\n", c.Completed, c.Failed, c.InProgress, c.Restored)
 	if r := cp.Latest.Restored; r != nil {
@@ -147,6 +150,62 @@ func WriteStatus(w io.Writer, st *Status) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// StatusSplits is how many splits WriteStatus lists: those with the most pending records.
+const StatusSplits = 10
+
+// writeConnectors writes what the subtasks' connectors measured: a row per measured
+// subtask (a source's pending records and emit lag, a sink's commits), and the splits with
+// the most pending records.
+func writeConnectors(p func(string, ...any), vertices []VertexDetails) {
+	type split struct {
+		op      string
+		subtask int
+		SplitMetrics
+	}
+	var splits []split
+	header := false
+	for _, v := range vertices {
+		for _, s := range v.Subtasks {
+			c := s.Connector
+			if c == nil {
+				continue
+			}
+			if !header {
+				p("\nCONNECTOR\tSUBTASK\tPENDING RECORDS\tEMIT LAG\tCOMMITS\tRECORDS COMMITTED\tBATCHES\tLAST COMMIT\tAVG COMMIT\n")
+				header = true
+			}
+			pending, lag := "-", "-"
+			if c.PendingRecords != nil {
+				pending = fmt.Sprint(*c.PendingRecords)
+			}
+			if c.CurrentEmitEventTimeLag >= 0 {
+				lag = HumanDuration(time.Duration(c.CurrentEmitEventTimeLag) * time.Millisecond)
+			}
+			commits, records, batches, last, avg := "-", "-", "-", "-", "-"
+			if cm := c.Commits; cm != nil {
+				commits, records, batches = fmt.Sprint(cm.Commits), fmt.Sprint(cm.Records), fmt.Sprint(cm.Batches)
+				last = HumanDuration(time.Duration(cm.LastLatency) * time.Millisecond)
+				avg = HumanDuration(time.Duration(cm.AverageLatency) * time.Millisecond)
+			}
+			p("%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, s.Subtask, pending, lag, commits, records, batches, last, avg)
+			for _, sp := range c.Splits {
+				splits = append(splits, split{v.Name, s.Subtask, sp})
+			}
+		}
+	}
+	if len(splits) == 0 {
+		return
+	}
+	slices.SortStableFunc(splits, func(a, b split) int { return cmp.Compare(b.PendingRecords, a.PendingRecords) })
+	p("\nSPLIT\tCONNECTOR\tSUBTASK\tPENDING RECORDS\n")
+	for _, sp := range splits[:min(len(splits), StatusSplits)] {
+		p("%s\t%s\t%d\t%d\n", sp.Split, sp.op, sp.subtask, sp.PendingRecords)
+	}
+	if len(splits) > StatusSplits {
+		p("(%d more splits; GET /metrics has them all)\n", len(splits)-StatusSplits)
+	}
 }
 
 // HumanDuration rounds d for reading: milliseconds under a second, then seconds.

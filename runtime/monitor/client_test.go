@@ -8,9 +8,12 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
 )
 
 // TestStatusOfRunningJob: `runner status` reads the job's answers and says what a person
@@ -23,6 +26,12 @@ func TestStatusOfRunningJob(t *testing.T) {
 		feed(m, start, e)
 	}
 	m.Subtask("count", 0).RecordsIn(6000)
+	src := m.Subtask("source", 1)
+	for i := range StatusSplits + 2 {
+		src.SplitPending(fmt.Sprintf("in.%02d", i), int64(i*10))
+	}
+	src.EmitEventTimeLag(250 * time.Millisecond)
+	m.Subtask(dataflow.SinkID, 0).Committed(900, 1, 40*time.Millisecond)
 	m.Restarted()
 	m.SetState(JobRunning)
 	clock.Advance(4 * time.Minute)
@@ -57,6 +66,18 @@ func TestStatusOfRunningJob(t *testing.T) {
 		fmt.Sprintf("checkpoints: %d completed, %d failed, 1 in progress", completed, failed),
 		"KeyBy count",
 		"expired after 2m0s",
+		// The source subtask's pending records (the sum of its splits) and emit lag; the
+		// sink's commits; the splits with the most pending first, at most StatusSplits.
+		"(2 more splits",
+	}
+	for _, row := range [][]string{
+		{"Source:", "orders", "1", fmt.Sprint(10 * (StatusSplits + 1) * (StatusSplits + 2) / 2), "250ms", "-", "-", "-", "-", "-"},
+		{"sink", "0", "-", "-", "1", "900", "1", "40ms", "40ms"},
+		{fmt.Sprintf("in.%02d", StatusSplits+1), "Source:", "orders", "1", fmt.Sprint(10 * (StatusSplits + 1))},
+	} {
+		if !hasRow(text, row...) {
+			t.Errorf("status lacks the row %q:\n%s", row, text)
+		}
 	}
 	// The newest StatusCheckpoints checkpoints are listed, each on its row, newest first.
 	for i := range StatusCheckpoints {
@@ -67,6 +88,9 @@ func TestStatusOfRunningJob(t *testing.T) {
 		if !strings.Contains(text, w) {
 			t.Errorf("status lacks %q:\n%s", w, text)
 		}
+	}
+	if strings.Contains(text, "\nin.01 ") || !strings.Contains(text, "\nin.02 ") {
+		t.Errorf("status lists other splits than the %d with the most pending records:\n%s", StatusSplits, text)
 	}
 	if strings.Contains(text, fmt.Sprintf("\n%d ", testCheckpoints[0].id)) && len(testCheckpoints) > StatusCheckpoints {
 		t.Errorf("status lists checkpoint %d, older than the newest %d:\n%s", testCheckpoints[0].id, StatusCheckpoints, text)
@@ -131,4 +155,14 @@ func TestStatusOfOtherProgram(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "serves no job statistics") {
 		t.Errorf("status from a program without job statistics: %v", err)
 	}
+}
+
+// hasRow reports whether a line of text has exactly fields.
+func hasRow(text string, fields ...string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if slices.Equal(strings.Fields(line), fields) {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,7 @@ package monitor
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -26,6 +27,12 @@ const (
 	MetricRecordsInPerSecond        = "flowstate_operator_numRecordsInPerSecond"
 	MetricRecordsOutPerSecond       = "flowstate_operator_numRecordsOutPerSecond"
 	MetricStateSize                 = "flowstate_operator_stateSize"
+	MetricPendingRecords            = "flowstate_operator_pendingRecords"
+	MetricEmitEventTimeLag          = "flowstate_operator_currentEmitEventTimeLag"
+	MetricLastCommitLatency         = "flowstate_operator_lastCommitLatency"
+	MetricCommitLatency             = "flowstate_operator_commitLatency_seconds"
+	MetricRecordsCommitted          = "flowstate_operator_numRecordsCommitted"
+	MetricBatchesCommitted          = "flowstate_operator_numBatchesCommitted"
 	MetricPluginCallLatency         = "flowstate_plugin_callLatency_seconds"
 	MetricPluginRestarts            = "flowstate_plugin_numRestarts"
 )
@@ -37,6 +44,7 @@ const (
 	LabelSubtask  = "subtask"
 	LabelPlugin   = "plugin"
 	LabelMethod   = "method"
+	LabelSplit    = "split"
 )
 
 // pluginCallBuckets span a call across the plugin boundary: from ~100 µs for a small
@@ -64,6 +72,8 @@ type jobDescs struct {
 	lastRestore, restarts, uptime                     *prometheus.Desc
 	recordsIn, recordsOut, recordsInRate, recordsOutR *prometheus.Desc
 	stateSize, pluginRestarts                         *prometheus.Desc
+	pending, emitLag, lastCommit, commitLatency       *prometheus.Desc
+	recordsCommitted, batchesCommitted                *prometheus.Desc
 }
 
 func newJobDescs(job prometheus.Labels) jobDescs {
@@ -72,23 +82,29 @@ func newJobDescs(job prometheus.Labels) jobDescs {
 	}
 	sub := []string{LabelOperator, LabelSubtask}
 	return jobDescs{
-		completed:      d(MetricCompletedCheckpoints, "Checkpoints and savepoints completed since the job started."),
-		failed:         d(MetricFailedCheckpoints, "Checkpoints and savepoints that failed (declined, expired or not published) since the job started."),
-		inProgress:     d(MetricInProgressCheckpoints, "Checkpoints in progress."),
-		total:          d(MetricTotalCheckpoints, "Checkpoints triggered since the job started (in progress, completed and failed)."),
-		lastDuration:   d(MetricLastCheckpointDuration, "Time from trigger to completion of the last completed checkpoint, in milliseconds; -1 before the first."),
-		lastSize:       d(MetricLastCheckpointSize, "Bytes the last completed checkpoint uploaded (less than its full size when incremental); -1 before the first."),
-		lastFullSize:   d(MetricLastCheckpointFullSize, "Bytes of state the last completed checkpoint references; -1 before the first."),
-		lastID:         d(MetricLastCompletedCheckpointID, "Id of the last completed checkpoint; -1 before the first."),
-		lastRestore:    d(MetricLastCheckpointRestore, "When the job was last restored from a checkpoint, in milliseconds since the epoch; -1 if never."),
-		restarts:       d(MetricNumRestarts, "Restarts of the job after a failure since the runner started it."),
-		uptime:         d(MetricUptime, "Milliseconds the job has been running since it last entered RUNNING; 0 while not running, -1 once ended."),
-		recordsIn:      d(MetricRecordsIn, "Records the operator subtask took in.", sub...),
-		recordsOut:     d(MetricRecordsOut, "Records the operator subtask emitted.", sub...),
-		recordsInRate:  d(MetricRecordsInPerSecond, "Records per second the operator subtask took in, over the last 60 s.", sub...),
-		recordsOutR:    d(MetricRecordsOutPerSecond, "Records per second the operator subtask emitted, over the last 60 s.", sub...),
-		stateSize:      d(MetricStateSize, "Bytes of the operator subtask's keyed state backend, where the backend can tell.", sub...),
-		pluginRestarts: d(MetricPluginRestarts, "Restarts of the plugin's process since the job started.", LabelPlugin),
+		completed:        d(MetricCompletedCheckpoints, "Checkpoints and savepoints completed since the job started."),
+		failed:           d(MetricFailedCheckpoints, "Checkpoints and savepoints that failed (declined, expired or not published) since the job started."),
+		inProgress:       d(MetricInProgressCheckpoints, "Checkpoints in progress."),
+		total:            d(MetricTotalCheckpoints, "Checkpoints triggered since the job started (in progress, completed and failed)."),
+		lastDuration:     d(MetricLastCheckpointDuration, "Time from trigger to completion of the last completed checkpoint, in milliseconds; -1 before the first."),
+		lastSize:         d(MetricLastCheckpointSize, "Bytes the last completed checkpoint uploaded (less than its full size when incremental); -1 before the first."),
+		lastFullSize:     d(MetricLastCheckpointFullSize, "Bytes of state the last completed checkpoint references; -1 before the first."),
+		lastID:           d(MetricLastCompletedCheckpointID, "Id of the last completed checkpoint; -1 before the first."),
+		lastRestore:      d(MetricLastCheckpointRestore, "When the job was last restored from a checkpoint, in milliseconds since the epoch; -1 if never."),
+		restarts:         d(MetricNumRestarts, "Restarts of the job after a failure since the runner started it."),
+		uptime:           d(MetricUptime, "Milliseconds the job has been running since it last entered RUNNING; 0 while not running, -1 once ended."),
+		recordsIn:        d(MetricRecordsIn, "Records the operator subtask took in.", sub...),
+		recordsOut:       d(MetricRecordsOut, "Records the operator subtask emitted.", sub...),
+		recordsInRate:    d(MetricRecordsInPerSecond, "Records per second the operator subtask took in, over the last 60 s.", sub...),
+		recordsOutR:      d(MetricRecordsOutPerSecond, "Records per second the operator subtask emitted, over the last 60 s.", sub...),
+		stateSize:        d(MetricStateSize, "Bytes of the operator subtask's keyed state backend, where the backend can tell.", sub...),
+		pluginRestarts:   d(MetricPluginRestarts, "Restarts of the plugin's process since the job started.", LabelPlugin),
+		pending:          d(MetricPendingRecords, "Records a split of the source subtask still has to read past the last it emitted (for JetStream: the split subject's last stream sequence minus the last emitted).", LabelOperator, LabelSubtask, LabelSplit),
+		emitLag:          d(MetricEmitEventTimeLag, "Milliseconds between the storing of the last record the source subtask emitted in its input (a JetStream message's stream timestamp) and its emission.", sub...),
+		lastCommit:       d(MetricLastCommitLatency, "Milliseconds the sink subtask's last commit took.", sub...),
+		commitLatency:    d(MetricCommitLatency, "Time of the sink subtask's commits, in seconds.", sub...),
+		recordsCommitted: d(MetricRecordsCommitted, "Records the sink subtask's commits made visible.", sub...),
+		batchesCommitted: d(MetricBatchesCommitted, "Batches (atomic publishes, parts of a commit) the sink subtask's commits made visible.", sub...),
 	}
 }
 
@@ -105,7 +121,8 @@ func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, x := range []*prometheus.Desc{
 		d.completed, d.failed, d.inProgress, d.total, d.lastDuration, d.lastSize, d.lastFullSize,
 		d.lastID, d.lastRestore, d.restarts, d.uptime, d.recordsIn, d.recordsOut, d.recordsInRate,
-		d.recordsOutR, d.stateSize, d.pluginRestarts,
+		d.recordsOutR, d.stateSize, d.pluginRestarts, d.pending, d.emitLag, d.lastCommit, d.commitLatency,
+		d.recordsCommitted, d.batchesCommitted,
 	} {
 		ch <- x
 	}
@@ -150,8 +167,31 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		if size := s.stateSize.Load(); size >= 0 {
 			val(d.stateSize, prometheus.GaugeValue, float64(size), k.op, idx)
 		}
+		c.collectConnector(ch, s, k.op, idx)
 	}
 	for _, name := range m.pluginOrder {
 		val(d.pluginRestarts, prometheus.CounterValue, float64(m.plugins[name].restarts), name)
+	}
+}
+
+// collectConnector sends what subtask s's connector measured.
+func (c *jobCollector) collectConnector(ch chan<- prometheus.Metric, s *Subtask, op, idx string) {
+	d, cs := c.descs, &s.conn
+	val := func(desc *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(desc, t, v, labels...)
+	}
+	if lag := cs.emitLag.Load(); lag >= 0 {
+		val(d.emitLag, prometheus.GaugeValue, float64(time.Duration(lag).Milliseconds()), op, idx)
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for split, n := range cs.splits {
+		val(d.pending, prometheus.GaugeValue, float64(n), op, idx, split)
+	}
+	if cm := &cs.commits; cm.n > 0 {
+		val(d.lastCommit, prometheus.GaugeValue, float64(cm.last.Milliseconds()), op, idx)
+		val(d.recordsCommitted, prometheus.CounterValue, float64(cm.records), op, idx)
+		val(d.batchesCommitted, prometheus.CounterValue, float64(cm.batches), op, idx)
+		ch <- prometheus.MustNewConstHistogram(d.commitLatency, uint64(cm.n), cm.sum, cm.cumulativeBuckets(), op, idx)
 	}
 }

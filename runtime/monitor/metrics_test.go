@@ -290,3 +290,76 @@ func TestNilMonitor(t *testing.T) {
 		t.Fatal("a nil Monitor has no job and no registry")
 	}
 }
+
+// TestConnectorMetrics: what a source's and a sink's subtasks report through
+// dataflow.ConnectorEvents is exposed under Flink's connector metric names, with the
+// operator, subtask and (for pending records) split labels, and in the job's details.
+func TestConnectorMetrics(t *testing.T) {
+	clock := newFakeClock()
+	m := startJob(clock)
+	srv := serve(t, m)
+	var src, sink dataflow.ConnectorEvents = m.Events().Subtask("source", 1), m.Events().Subtask(dataflow.SinkID, 0)
+	src.SplitPending("in.a", 7)
+	src.SplitPending("in.b", 0)
+	src.SplitPending("in.a", 5) // the latest counts
+	src.EmitEventTimeLag(1500 * time.Millisecond)
+	sink.Committed(1000, 2, 30*time.Millisecond)
+	sink.Committed(10, 1, 4*time.Second)
+
+	fams := scrape(t, srv.URL)
+	job, op := "job=orders", "operator=source"
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{MetricPendingRecords, []string{job, op, "subtask=1", "split=in.a"}, 5},
+		{MetricPendingRecords, []string{job, op, "subtask=1", "split=in.b"}, 0},
+		{MetricEmitEventTimeLag, []string{job, op, "subtask=1"}, 1500},
+		{MetricLastCommitLatency, []string{job, "operator=" + dataflow.SinkID, "subtask=0"}, 4000},
+		{MetricRecordsCommitted, []string{job, "operator=" + dataflow.SinkID, "subtask=0"}, 1010},
+		{MetricBatchesCommitted, []string{job, "operator=" + dataflow.SinkID, "subtask=0"}, 3},
+	} {
+		if got := sampleValue(t, fams, c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	h := findSeries(t, fams, MetricCommitLatency, job, "operator="+dataflow.SinkID, "subtask=0").GetHistogram()
+	if h.GetSampleCount() != 2 || math.Abs(h.GetSampleSum()-4.03) > 1e-9 {
+		t.Errorf("%s: count %d sum %v, want 2 and 4.03", MetricCommitLatency, h.GetSampleCount(), h.GetSampleSum())
+	}
+	for _, b := range h.GetBucket() {
+		want := uint64(0)
+		if b.GetUpperBound() >= 0.03 {
+			want++
+		}
+		if b.GetUpperBound() >= 4 {
+			want++
+		}
+		if b.GetCumulativeCount() != want {
+			t.Errorf("%s bucket le=%v: %d, want %d", MetricCommitLatency, b.GetUpperBound(), b.GetCumulativeCount(), want)
+		}
+	}
+	// A subtask whose connector measures nothing has none of these series.
+	m.Subtask("count", 0).RecordsIn(1)
+	if f := scrape(t, srv.URL)[MetricEmitEventTimeLag]; len(f.GetMetric()) != 1 {
+		t.Errorf("%s has %d series, want the source subtask's only", MetricEmitEventTimeLag, len(f.GetMetric()))
+	}
+
+	v := getJSONT(t, srv.URL+"/jobs/orders", 200)
+	var conns []map[string]any
+	for _, vx := range v["vertices"].([]any) {
+		for _, s := range vx.(map[string]any)["subtasks"].([]any) {
+			if c, ok := s.(map[string]any)["connector"]; ok {
+				conns = append(conns, c.(map[string]any))
+			}
+		}
+	}
+	if len(conns) != 2 {
+		t.Fatalf("job details carry %d subtasks with connector metrics, want 2: %v", len(conns), v["vertices"])
+	}
+	if num(t, conns[0], "pendingRecords") != 5 || num(t, conns[0], "currentEmitEventTimeLag") != 1500 ||
+		num(t, conns[1], "commits", "records") != 1010 || num(t, conns[1], "commits", "last-latency") != 4000 {
+		t.Errorf("connector metrics in the job's details: %v", conns)
+	}
+}

@@ -27,6 +27,7 @@ type Subtask struct {
 	stateSize atomic.Int64 // -1: unknown
 	inMeter   meter
 	outMeter  meter
+	conn      connectorStats
 }
 
 // Subtask returns the counters of subtask index of operator op, creating them the first
@@ -44,6 +45,7 @@ func (m *Monitor) Subtask(op string, index int) *Subtask {
 		now := m.now()
 		s = &Subtask{inMeter: newMeter(now), outMeter: newMeter(now)}
 		s.stateSize.Store(-1)
+		s.conn.emitLag.Store(-1)
 		m.subtasks[k] = s
 		m.noteOperator(op)
 	}
@@ -142,7 +144,7 @@ func (m *Monitor) subtaskMetrics(op string, now time.Time) []SubtaskMetrics {
 		out = append(out, SubtaskMetrics{
 			Subtask: k.idx, ReadRecords: in, WriteRecords: o,
 			ReadRecordsPerSecond: s.inMeter.rate(now, in), WriteRecordsPerSecond: s.outMeter.rate(now, o),
-			StateSize: s.stateSize.Load(),
+			StateSize: s.stateSize.Load(), Connector: s.connectorMetrics(),
 		})
 	}
 	slices.SortFunc(out, func(a, b SubtaskMetrics) int { return cmp.Compare(a.Subtask, b.Subtask) })

@@ -330,6 +330,10 @@ type writer struct {
 	suffix     string
 	templated  bool
 	committed  int // parts committed (failAfterParts)
+	// committedRecords counts the records of those parts; ev receives the commits
+	// (Measure), nil when nothing measures the writer.
+	committedRecords int
+	ev               dataflow.ConnectorEvents
 }
 
 func (w *writer) open(ctx context.Context, state []byte) error {
@@ -585,6 +589,12 @@ func (w *writer) PreCommit(id int64) ([]byte, error) {
 
 // Commit implements dataflow.SinkWriter: the pending transactions up to id are published.
 func (w *writer) Commit(id int64) error {
+	start, parts0, records0 := time.Now(), w.committed, w.committedRecords
+	defer func() {
+		if w.ev != nil && w.committed > parts0 {
+			w.ev.Committed(w.committedRecords-records0, w.committed-parts0, time.Since(start))
+		}
+	}()
 	n := 0
 	for _, t := range w.pending {
 		if t.Checkpoint > id {
@@ -599,6 +609,10 @@ func (w *writer) Commit(id int64) error {
 	w.pending = w.pending[n:]
 	return nil
 }
+
+// Measure implements dataflow.Measured: each Commit that published reports its records,
+// its batches (the atomic publishes of its parts) and how long it took.
+func (w *writer) Measure(ev dataflow.ConnectorEvents) { w.ev = ev }
 
 // commitTx publishes the parts of t its chain does not show as committed.
 func (w *writer) commitTx(ctx context.Context, t *tx) error {
@@ -615,6 +629,7 @@ func (w *writer) commitTx(ctx context.Context, t *tx) error {
 			return err
 		}
 		w.committed++
+		w.committedRecords += min(t.PartSize, t.Records-(part-1)*t.PartSize)
 		if w.s.failAfterParts > 0 && w.committed >= w.s.failAfterParts {
 			return errors.New("injected failure after committing parts")
 		}

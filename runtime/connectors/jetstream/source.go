@@ -47,6 +47,9 @@ const (
 	disconnectedLimit = 30 * time.Second
 	// pullBatch is how many messages a reader's ordered consumer asks for at a time.
 	pullBatch = 1024
+	// lagInterval is how often a measured reader asks the stream for its splits' last
+	// sequences, to report their pending records.
+	lagInterval = 5 * time.Second
 )
 
 // Source reads the messages of a JetStream stream, exactly once with the engine's
@@ -327,6 +330,13 @@ type reader struct {
 
 	lastSubj  string
 	lastCover *uint64
+
+	// ev receives the reader's lag (Measure); nil when nothing measures it.
+	ev dataflow.ConnectorEvents
+	// lastTime is the stream timestamp of the last message emitted since the lag was last
+	// reported.
+	lastTime time.Time
+	lag      lagProbe
 }
 
 // all reports whether the subtask reads every subject of the filters (parallelism 1), so
@@ -621,8 +631,14 @@ func (r *reader) discover(ctx context.Context) error {
 }
 
 // Read implements dataflow.SourceReader: it emits up to max messages, waiting a little for
-// the first.
+// the first, and then reports its lag when measured.
 func (r *reader) Read(ctx context.Context, max int, emit func(any)) error {
+	err := r.read(ctx, max, emit)
+	r.measure()
+	return err
+}
+
+func (r *reader) read(ctx context.Context, max int, emit func(any)) error {
 	if r.eof {
 		return io.EOF
 	}
@@ -744,6 +760,7 @@ func (r *reader) take(m jetstream.Msg, emit func(any)) (bool, error) {
 		case err == nil:
 			emit(rec)
 			emitted = true
+			r.lastTime = meta.Timestamp
 		case r.s.SkipDecodeErrors:
 			n := r.s.skipped.Add(1)
 			if r.s.Logger != nil && (n <= 10 || n%1000 == 0) {
@@ -794,6 +811,7 @@ func (r *reader) Position() ([]byte, error) {
 
 // Close implements dataflow.SourceReader.
 func (r *reader) Close() error {
+	r.lag.close()
 	r.stop()
 	if r.timer != nil {
 		r.timer.Stop()

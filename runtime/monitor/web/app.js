@@ -95,6 +95,33 @@ function drawJob(job) {
       el("td", { class: "num" }, sizes.length ? bytes(sizes.reduce((a, b) => a + b, 0)) : "-"));
   }), 7);
 
+  const conns = [], splits = [];
+  for (const v of job.vertices) {
+    for (const s of v.subtasks) {
+      const c = s.connector;
+      if (!c) continue;
+      const cm = c.commits;
+      conns.push(el("tr", { "data-connector": v.id + "/" + s.subtask },
+        el("td", {}, v.name),
+        el("td", { class: "num" }, s.subtask),
+        el("td", { class: "num pending" }, c.pendingRecords === undefined ? "-" : count(c.pendingRecords)),
+        el("td", { class: "num" }, c.currentEmitEventTimeLag >= 0 ? ms(c.currentEmitEventTimeLag) : "-"),
+        el("td", { class: "num" }, cm ? count(cm.commits) : "-"),
+        el("td", { class: "num committed" }, cm ? count(cm.records) : "-"),
+        el("td", { class: "num" }, cm ? count(cm.batches) : "-"),
+        el("td", { class: "num" }, cm ? ms(cm["last-latency"]) : "-"),
+        el("td", { class: "num" }, cm ? ms(cm["average-latency"]) : "-")));
+      for (const sp of c.splits || []) splits.push([v.name, s.subtask, sp]);
+    }
+  }
+  fill($("connectors").tBodies[0], conns, 9);
+  splits.sort((a, b) => b[2].pendingRecords - a[2].pendingRecords);
+  fill($("splits").tBodies[0], splits.slice(0, 20).map(([name, sub, sp]) => el("tr", { "data-split": sp.split },
+    el("td", {}, sp.split),
+    el("td", {}, name),
+    el("td", { class: "num" }, sub),
+    el("td", { class: "num" }, count(sp.pendingRecords)))), 4);
+
   fill($("plugins").tBodies[0], job.plugins.map((p) => el("tr", { "data-plugin": p.name },
     el("td", {}, p.name),
     el("td", {}, p.roles.join(", ")),
