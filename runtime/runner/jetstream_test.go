@@ -62,23 +62,24 @@ func pageVisits(env *runner.Environment) (*dataflow.Job, error) {
 	return job, nil
 }
 
-// ExampleEnvironment_JetStreamSource builds a custom job that reads a JetStream stream and
-// writes another exactly once, both as the environment's configuration file says
-// (nats.servers, source.jetstream.*, sink.jetstream.*), and runs it.
-func ExampleEnvironment_JetStreamSource() {
-	env, err := runner.NewEnvironment("flowstate.yaml")
+// runPageVisits is what a custom job's main does to read a JetStream stream and write
+// another exactly once, both as the configuration file says (nats.servers,
+// source.jetstream.*, sink.jetstream.*): build the environment, the job, and execute it.
+// adjust, if set, changes the environment before the job is built (the test runs the
+// plugins in-process).
+func runPageVisits(ctx context.Context, configFile string, adjust func(*runner.Environment)) error {
+	env, err := runner.NewEnvironment(configFile)
 	if err != nil {
-		fmt.Println(err)
-		return
+		return err
+	}
+	if adjust != nil {
+		adjust(env)
 	}
 	job, err := pageVisits(env)
 	if err != nil {
-		fmt.Println(err)
-		return
+		return err
 	}
-	if err := env.Execute(context.Background(), job, runner.FromLatestIfAny); err != nil {
-		fmt.Println(err)
-	}
+	return env.Execute(ctx, job, runner.FromLatestIfAny)
 }
 
 // TestCustomJobReadsAndWritesJetStream runs the example's job through Environment.Execute
@@ -123,21 +124,15 @@ func TestCustomJobReadsAndWritesJetStream(t *testing.T) {
 	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	env, err := runner.NewEnvironment(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env.UseInProcess(builtin.Constructors())
-	env.SetLogger(hclog.NewNullLogger())
-	env.CheckpointConfig().SetCheckpointStorage(filepath.Join(dir, "checkpoints"))
-	env.CheckpointConfig().SetCheckpointInterval(50 * time.Millisecond)
-	job, err := pageVisits(env)
-	if err != nil {
-		t.Fatal(err)
-	}
 	runCtx, cancel := context.WithTimeout(ctx, 2*time.Minute) // a bound, not a wait
 	defer cancel()
-	if err := env.Execute(runCtx, job, ""); err != nil {
+	err = runPageVisits(runCtx, file, func(env *runner.Environment) {
+		env.UseInProcess(builtin.Constructors())
+		env.SetLogger(hclog.NewNullLogger())
+		env.CheckpointConfig().SetCheckpointStorage(filepath.Join(dir, "checkpoints"))
+		env.CheckpointConfig().SetCheckpointInterval(50 * time.Millisecond)
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	// Read the output back by sequence: per page, the counts seen.
