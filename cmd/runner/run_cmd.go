@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/flowstate/flowstate/runtime/checkpoint"
@@ -65,7 +66,7 @@ then takes the job over.`,
 				return err
 			}
 			s.log.Debug("garbage collector: " + mem.String())
-			spec, err := withConnectors(cfg, jobSpec(cfg))
+			spec, err := withConnectors(cfg, jobSpec(cfg), s.log)
 			if err != nil {
 				return err
 			}
@@ -111,6 +112,9 @@ then takes the job over.`,
 			fmt.Fprintf(out, "finished in %s: %d records, %d checkpoints (%d failed), %d state calls\n",
 				elapsed.Round(time.Millisecond), stats.Records, stats.Checkpoints, stats.FailedCheckpoints,
 				stats.GetCalls+stats.WriteCalls)
+			if src, ok := spec.Source.(*jetstream.Source); ok && src.SkipDecodeErrors {
+				fmt.Fprintf(out, "input: stream %s, %d messages skipped that did not decode\n", src.Stream, src.Skipped())
+			}
 			if cfg.Job.Sink == config.ConnectorJetStream {
 				fmt.Fprintf(out, "output: stream %s (subject %s)\n", cfg.JetStreamSink.Stream, cfg.JetStreamSink.Subject)
 			} else if cfg.Job.Output != "" {
@@ -145,13 +149,15 @@ func jobSpec(cfg *config.Config) jobs.Spec {
 }
 
 // withConnectors gives spec the source and sink job.source and job.sink choose: the text
-// files of job.input and part files of job.output, or JetStream.
-func withConnectors(cfg *config.Config, spec jobs.Spec) (jobs.Spec, error) {
+// files of job.input and part files of job.output, or JetStream. A JetStream source logs
+// to log what it skips (messages that do not decode, retention gaps), as its keys promise.
+func withConnectors(cfg *config.Config, spec jobs.Spec, log hclog.Logger) (jobs.Spec, error) {
 	if cfg.Job.Source == config.ConnectorJetStream {
 		src, err := jetstream.SourceFromConfig(cfg)
 		if err != nil {
 			return spec, err
 		}
+		src.Logger = log
 		spec.Source = src
 	}
 	if cfg.Job.Sink == config.ConnectorJetStream {

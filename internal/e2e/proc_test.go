@@ -145,9 +145,33 @@ func startRunner(t *testing.T, args ...string) *runner {
 // the test ends.
 func startProcess(t *testing.T, path string, args ...string) *runner {
 	t.Helper()
+	return startWatched(t, nil, path, args...)
+}
+
+// watchedOutput is a runner's output that calls watch with all of it after each write.
+type watchedOutput struct {
+	r     *runner
+	watch func(r *runner, out string)
+}
+
+func (w *watchedOutput) Write(p []byte) (int, error) {
+	n, err := w.r.out.Write(p)
+	w.watch(w.r, w.r.out.String())
+	return n, err
+}
+
+// startWatched is startProcess with watch (unless nil) called on the output so far after
+// each write of the program, in the goroutine that collects it: a test acts on a line at
+// once, before the program goes on past it (e.g. kills it right after a log line).
+func startWatched(t *testing.T, watch func(r *runner, out string), path string, args ...string) *runner {
+	t.Helper()
 	r := &runner{done: make(chan struct{})}
 	r.cmd = exec.Command(path, args...)
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.out
+	if watch != nil {
+		w := &watchedOutput{r: r, watch: watch}
+		r.cmd.Stdout, r.cmd.Stderr = w, w
+	}
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

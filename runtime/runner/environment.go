@@ -104,7 +104,12 @@ func (e *Environment) Config() *config.Config { return e.conf }
 // its records are the messages' payloads as strings (set its Decode for another record).
 // An error names the key that is wrong.
 func (e *Environment) JetStreamSource() (*jetstream.Source, error) {
-	return jetstream.SourceFromConfig(e.conf)
+	src, err := jetstream.SourceFromConfig(e.conf)
+	if err != nil {
+		return nil, err
+	}
+	src.Logger = e.logger // what it skips is logged, as its keys say
+	return src, nil
 }
 
 // JetStreamSink returns the exactly-once JetStream sink the environment's configuration

@@ -37,6 +37,9 @@ func pageVisits(env *runner.Environment) (*dataflow.Job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if src.Logger == nil { // what it skips must be logged, as its keys say
+		return nil, fmt.Errorf("the environment's JetStream source has no logger")
+	}
 	job := dataflow.NewJob("pagevisits")
 	sink, err := env.JetStreamSink(job.Name)
 	if err != nil {

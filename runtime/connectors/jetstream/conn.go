@@ -54,7 +54,8 @@ type Conn struct {
 	// CertFile and KeyFile are a client certificate and its key, for servers that verify
 	// clients.
 	CertFile, KeyFile string
-	// ConnectTimeout bounds each connection attempt (DefaultConnectTimeout when 0).
+	// ConnectTimeout bounds each connection attempt and each JetStream request, and is the
+	// interval of the connection's pings (DefaultConnectTimeout when 0).
 	ConnectTimeout time.Duration
 	// Name is the client name the server shows (for example "flowstate wordcount source 0").
 	Name string
@@ -145,16 +146,32 @@ func (c Conn) Describe() string {
 	return d
 }
 
+// maxPingsOutstanding is how many pings may go unanswered before the connection is stale.
+const maxPingsOutstanding = 2
+
+// pingInterval is how often a connection pings its server: every connect timeout, so that
+// a server that stops answering is noticed about as soon as one that refuses a connection
+// (nats.go's 2 minutes would leave a frozen server unnoticed for minutes).
+func pingInterval(connectTimeout time.Duration) time.Duration { return connectTimeout }
+
+// timeout is ConnectTimeout, or DefaultConnectTimeout when it is 0. It bounds each
+// connection attempt and each JetStream request (a publish's ack, a commit's, a lookup).
+func (c Conn) timeout() time.Duration {
+	if c.ConnectTimeout <= 0 {
+		return DefaultConnectTimeout
+	}
+	return c.ConnectTimeout
+}
+
 // options are the nats.go options of the connection.
 func (c Conn) options() ([]nats.Option, error) {
-	timeout := c.ConnectTimeout
-	if timeout <= 0 {
-		timeout = DefaultConnectTimeout
-	}
+	timeout := c.timeout()
 	opts := []nats.Option{
 		nats.Timeout(timeout),
-		// A frozen or unreachable server is noticed within about 15 s.
-		nats.PingInterval(5 * time.Second), nats.MaxPingsOutstanding(3),
+		// A frozen or unreachable server is noticed within about three connect timeouts
+		// (a ping every timeout, the connection stale when two are unanswered): 15 s by
+		// default, sooner with a shorter nats.connect-timeout.
+		nats.PingInterval(pingInterval(timeout)), nats.MaxPingsOutstanding(maxPingsOutstanding),
 		nats.ReconnectWait(time.Second), nats.MaxReconnects(60),
 		// Errors of the connection's background work surface in the calls that need it.
 		nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}),
@@ -234,7 +251,9 @@ func (c Conn) connect(ctx context.Context, what string) (*nats.Conn, jetstream.J
 	if r.err != nil {
 		return nil, nil, fmt.Errorf("%s: connect to %s%s: %w", what, c.servers(), c.auth(), r.err)
 	}
-	js, err := jetstream.New(r.nc)
+	// A request to a server that stopped answering fails within the timeout, as a
+	// connection attempt does (not jetstream's 5 s whatever nats.connect-timeout says).
+	js, err := jetstream.New(r.nc, jetstream.WithDefaultTimeout(c.timeout()))
 	if err != nil {
 		r.nc.Close()
 		return nil, nil, fmt.Errorf("%s: JetStream on %s: %w", what, r.nc.ConnectedUrlRedacted(), err)

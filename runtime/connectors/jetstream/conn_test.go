@@ -2,16 +2,19 @@ package jetstream
 
 import (
 	"context"
+	"errors"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
 	"github.com/flowstate/flowstate/internal/testcert"
+	"github.com/flowstate/flowstate/internal/testwait"
 )
 
 // connects reports whether a source of conn opens on the server (its stream is missing, so
@@ -144,4 +147,94 @@ func TestConnCheckAndDescribe(t *testing.T) {
 	if strings.Contains(d, "pw-secret") || !strings.Contains(d, "nats://h2:4222") || !strings.Contains(d, `user "bob"`) || !strings.Contains(d, "TLS") {
 		t.Fatalf("describe: %q", d)
 	}
+}
+
+// freezer forwards TCP connections to a server until frozen: then it passes nothing on,
+// as a server stopped with SIGSTOP answers nothing while its connections stay open.
+type freezer struct {
+	l      net.Listener
+	frozen chan struct{}
+}
+
+func newFreezer(t *testing.T, target string) *freezer {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &freezer{l: l, frozen: make(chan struct{})}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			s, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			go f.pipe(c, s)
+			go f.pipe(s, c)
+		}
+	}()
+	return f
+}
+
+// pipe copies from to to until frozen (then it holds what it read) or either side ends.
+func (f *freezer) pipe(from, to net.Conn) {
+	defer to.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := from.Read(buf)
+		select {
+		case <-f.frozen:
+			<-make(chan struct{}) // frozen for good: the test ends first
+		default:
+		}
+		if n > 0 {
+			if _, werr := to.Write(buf[:n]); werr != nil {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// TestFrozenServerNoticedWithinTheConnectTimeout: with a server that stops answering, a
+// JetStream request fails within nats.connect-timeout (not jetstream's own 5 s), and the
+// connection's pings, one per connect timeout, find it stale within about three. Before,
+// pings every 5 s and 5 s requests let a frozen server go unnoticed for 12 s and more
+// whatever the connect timeout (found by the e2e test TestJetStreamFrozenServer).
+func TestFrozenServerNoticedWithinTheConnectTimeout(t *testing.T) {
+	srv := startServer(t)
+	f := newFreezer(t, strings.TrimPrefix(srv.ClientURL(), "nats://"))
+	const timeout = 300 * time.Millisecond
+	conn := Conn{Servers: []string{"nats://" + f.l.Addr().String()}, ConnectTimeout: timeout}
+	nc, js, err := conn.connect(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if _, err := js.AccountInfo(context.Background()); err != nil {
+		t.Fatalf("before the freeze: %v", err)
+	}
+	close(f.frozen)
+	start := time.Now()
+	if _, err := js.AccountInfo(context.Background()); err == nil {
+		t.Fatal("a request to the frozen server succeeded")
+	}
+	if took := time.Since(start); took > 3*timeout {
+		t.Fatalf("the request to the frozen server failed after %s, want within about the connect timeout %s", took, timeout)
+	}
+	testwait.For(t, "the connection to the frozen server to go stale", 10*timeout, func() error {
+		if nc.IsConnected() {
+			return errors.New("still connected")
+		}
+		return nil
+	})
+	t.Logf("stale after %s", time.Since(start).Round(time.Millisecond))
 }

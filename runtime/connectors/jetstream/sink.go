@@ -669,7 +669,7 @@ func (w *writer) commitPart(ctx context.Context, c *chain, t *tx, part, parts in
 		// Whether or not the server took the batch, the chain says what holds.
 		seq, last, rerr := w.lastMarker(ctx, c.subject)
 		if rerr != nil {
-			return fmt.Errorf("%s: commit checkpoint %d part %d of %d: %w (and then: %w)", w.what, t.Checkpoint, part, parts, err, rerr)
+			return fmt.Errorf("%s: commit checkpoint %d part %d of %d to %s: %w (and then: %w)", w.what, t.Checkpoint, part, parts, w.s.Conn.servers(), err, rerr)
 		}
 		switch {
 		case last != nil && last.Owner > c.epoch:
@@ -682,7 +682,7 @@ func (w *writer) commitPart(ctx context.Context, c *chain, t *tx, part, parts in
 			return restart.Permanent(fmt.Errorf("%s: marker subject %s of stream %q moved to sequence %d (this writer expected %d) without a marker of a newer owner: "+
 				"something else publishes there", w.what, c.subject, w.s.Stream, seq, c.last))
 		case wrongLastSequence(err) || duplicateMarker(err) || try >= commitTries:
-			return fmt.Errorf("%s: commit checkpoint %d part %d of %d: %w", w.what, t.Checkpoint, part, parts, err)
+			return fmt.Errorf("%s: commit checkpoint %d part %d of %d to %s: %w", w.what, t.Checkpoint, part, parts, w.s.Conn.servers(), err)
 		}
 		time.Sleep(time.Duration(try) * 100 * time.Millisecond) // the chain is where it was: send again
 	}
