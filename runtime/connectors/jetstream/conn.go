@@ -14,9 +14,10 @@
 //
 // Dependency rule: the package imports the engine's interfaces (runtime/dataflow), the
 // restart classification (runtime/restart), the configuration's types (runtime/config) and
-// the NATS client libraries (nats.go, orbit.go's jetstreamext). It must never import the
-// runner, the monitor, the plugin host, a command or a plugin, and never the NATS server
-// (github.com/nats-io/nats-server), which only its tests start in-process.
+// the NATS client libraries (nats.go, orbit.go's jetstreamext, and nats-io/jwt to name a
+// credentials file's user). It must never import the runner, the monitor, the plugin host,
+// a command or a plugin, and never the NATS server (github.com/nats-io/nats-server), which
+// only its tests start in-process.
 package jetstream
 
 import (
@@ -24,9 +25,11 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -132,9 +135,30 @@ func (c Conn) auth() string {
 	case c.NKeyFile != "":
 		return " with the nkey of " + c.NKeyFile
 	case c.CredsFile != "":
-		return " with the credentials of " + c.CredsFile
+		return " with the credentials of " + c.CredsFile + credsUser(c.CredsFile)
 	}
 	return ""
+}
+
+// credsUser names the user of a credentials file, from the name (or else the public key)
+// in its user JWT, which is no secret; "" when the file does not read as one.
+func credsUser(file string) string {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return ""
+	}
+	token, err := jwt.ParseDecoratedJWT(b)
+	if err != nil {
+		return ""
+	}
+	claims, err := jwt.DecodeUserClaims(token)
+	if err != nil {
+		return ""
+	}
+	if claims.Name != "" {
+		return fmt.Sprintf(" (user %q)", claims.Name)
+	}
+	return fmt.Sprintf(" (user %s)", claims.Subject)
 }
 
 // Describe says, without a secret, where the connection goes and how it authenticates.

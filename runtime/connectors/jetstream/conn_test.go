@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
@@ -237,4 +238,114 @@ func TestFrozenServerNoticedWithinTheConnectTimeout(t *testing.T) {
 		return nil
 	})
 	t.Logf("stale after %s", time.Since(start).Round(time.Millisecond))
+}
+
+// operatorServer starts a server in operator mode (decentralized JWT authentication, as
+// nsc sets up): it trusts one operator whose account, with JetStream enabled, is preloaded
+// into a memory resolver. It returns the server and the account's signing key pair.
+func operatorServer(t *testing.T) (*testServer, nkeys.KeyPair) {
+	t.Helper()
+	operator, _ := nkeys.CreateOperator()
+	opPub, _ := operator.PublicKey()
+	opClaims := jwt.NewOperatorClaims(opPub)
+	opClaims.Name = "flowstate-test"
+	opJWT, err := opClaims.Encode(operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opToken, err := jwt.DecodeOperatorClaims(opJWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	account, _ := nkeys.CreateAccount()
+	accPub, _ := account.PublicKey()
+	accClaims := jwt.NewAccountClaims(accPub)
+	accClaims.Name = "jobs"
+	accClaims.Limits.JetStreamLimits = jwt.JetStreamLimits{MemoryStorage: -1, DiskStorage: -1, Streams: -1, Consumer: -1}
+	accJWT, err := accClaims.Encode(operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// JetStream in operator mode needs a system account.
+	system, _ := nkeys.CreateAccount()
+	sysPub, _ := system.PublicKey()
+	sysClaims := jwt.NewAccountClaims(sysPub)
+	sysClaims.Name = "SYS"
+	sysJWT, err := sysClaims.Encode(operator)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolver := &server.MemAccResolver{}
+	for pub, claims := range map[string]string{accPub: accJWT, sysPub: sysJWT} {
+		if err := resolver.Store(pub, claims); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startServer(t, func(o *server.Options) {
+		o.TrustedOperators = []*jwt.OperatorClaims{opToken}
+		o.AccountResolver = resolver
+		o.SystemAccount = sysPub
+	}), account
+}
+
+// writeCreds writes a credentials file, as nsc does, for a new user named name signed by
+// account, and returns its path and the user's seed.
+func writeCreds(t *testing.T, account nkeys.KeyPair, name string) (string, []byte) {
+	t.Helper()
+	user, _ := nkeys.CreateUser()
+	userPub, _ := user.PublicKey()
+	seed, _ := user.Seed()
+	accPub, _ := account.PublicKey()
+	claims := jwt.NewUserClaims(userPub)
+	claims.Name = name
+	claims.IssuerAccount = accPub
+	userJWT, err := claims.Encode(account)
+	if err != nil {
+		t.Fatal(err)
+	}
+	creds, err := jwt.FormatUserConfig(userJWT, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), name+".creds")
+	if err := os.WriteFile(file, creds, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file, seed
+}
+
+func TestCredsFileAuth(t *testing.T) {
+	ts, account := operatorServer(t)
+	conn := ts.conn()
+	conn.CredsFile, _ = writeCreds(t, account, "runner")
+	if err := openWith(conn); !authenticated(err) {
+		t.Fatalf("the user's credentials file: %v", err)
+	}
+
+	// A user signed by an account the operator never issued is refused: the error names
+	// the server and the file, never the seed or the JWT.
+	stranger, _ := nkeys.CreateAccount()
+	file, seed := writeCreds(t, stranger, "stranger")
+	conn.CredsFile = file
+	err := openWith(conn)
+	if err == nil || authenticated(err) {
+		t.Fatalf("a stranger's credentials: %v, want an authentication failure", err)
+	}
+	for _, want := range []string{ts.ClientURL(), "with the credentials of " + file, `user "stranger"`} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+	body, _ := os.ReadFile(file)
+	for _, secret := range []string{string(seed), string(body[strings.Index(string(body), "eyJ"):][:40])} {
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("error %q shows a secret of the credentials file", err)
+		}
+	}
+
+	// A credentials file that is not there is named.
+	conn.CredsFile = filepath.Join(t.TempDir(), "missing.creds")
+	if err := openWith(conn); err == nil || authenticated(err) || !strings.Contains(err.Error(), conn.CredsFile) {
+		t.Fatalf("a missing credentials file: %v, want an error naming it", err)
+	}
 }

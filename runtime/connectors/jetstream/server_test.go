@@ -38,7 +38,7 @@ func startServer(t testing.TB, configure ...func(*server.Options)) *testServer {
 	}
 	t.Cleanup(func() { s.Shutdown(); s.WaitForShutdown() })
 	ts := &testServer{Server: s}
-	if o.Username == "" && o.Authorization == "" && len(o.Users) == 0 && len(o.Nkeys) == 0 && o.TLSConfig == nil {
+	if o.Username == "" && o.Authorization == "" && len(o.Users) == 0 && len(o.Nkeys) == 0 && len(o.TrustedOperators) == 0 && o.TLSConfig == nil {
 		if ts.nc, err = nats.Connect(s.ClientURL()); err != nil {
 			t.Fatal(err)
 		}
