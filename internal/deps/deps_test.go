@@ -481,8 +481,8 @@ const natsTest = repo + "/internal/natstest"
 
 // TestNATSHarnessIsForTestsOnly: internal/natstest, which starts nats-server processes and
 // kills them, is reached by tests only, never by a package a binary links; and it reaches
-// nothing of the repository but the test helpers internal/testwait and internal/testcert,
-// so the connectors' tests can use it.
+// nothing of the repository but the test helpers internal/testwait and internal/testcert
+// and the stream reader internal/jsread, so the connectors' tests can use it.
 func TestNATSHarnessIsForTestsOnly(t *testing.T) {
 	g := list(t, root(t))
 	if _, ok := g[natsTest]; !ok {
@@ -495,7 +495,7 @@ func TestNATSHarnessIsForTestsOnly(t *testing.T) {
 		}
 		return ""
 	})
-	allowed := []string{natsTest, repo + "/internal/testwait", repo + "/internal/testcert"}
+	allowed := []string{natsTest, repo + "/internal/testwait", repo + "/internal/testcert", repo + "/internal/jsread"}
 	check(t, g, natsTest, func(p pkg) bool { return p.path() == natsTest }, none, func(p pkg, path string) string {
 		if under(path, repo) && !slices.Contains(allowed, path) {
 			return p.path() + " reaches " + path

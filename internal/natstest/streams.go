@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/flowstate/flowstate/internal/jsread"
 	"github.com/flowstate/flowstate/internal/testwait"
 )
 
@@ -48,12 +49,7 @@ func CreateStream(t testing.TB, js jetstream.JetStream, cfg jetstream.StreamConf
 const noPeersForPlacement = 10005
 
 // Message is a message of a stream as a helper published or read it.
-type Message struct {
-	Subject  string
-	Sequence uint64 // the stream's sequence
-	Data     []byte
-	Header   nats.Header
-}
+type Message = jsread.Message
 
 // PartitionSubject is the subject of partition i of a text published under prefix:
 // prefix.i ("in.3").
@@ -124,37 +120,5 @@ func ReadAll(t testing.TB, js jetstream.JetStream, stream string, subjects ...st
 func readAll(js jetstream.JetStream, stream string, subjects []string) ([]Message, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), apiTimeout)
 	defer cancel()
-	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: subjects})
-	if err != nil {
-		return nil, err
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	pending := info.NumPending
-	out := make([]Message, 0, pending)
-	for pending > 0 {
-		batch, err := cons.Fetch(int(min(pending, 1000)), jetstream.FetchMaxWait(apiTimeout))
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		for m := range batch.Messages() {
-			meta, err := m.Metadata()
-			if err != nil {
-				return nil, fmt.Errorf("message on %s: %w", m.Subject(), err)
-			}
-			out = append(out, Message{Subject: m.Subject(), Sequence: meta.Sequence.Stream, Data: m.Data(), Header: m.Headers()})
-			pending = meta.NumPending
-			n++
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("no message within %s; %d still pending", apiTimeout, pending)
-		}
-	}
-	return out, nil
+	return jsread.All(ctx, js, stream, apiTimeout, subjects...)
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/flowstate/flowstate/internal/jsread"
 	"github.com/flowstate/flowstate/runtime/jobs"
 )
 
@@ -142,7 +143,7 @@ func publish(ctx context.Context, js jetstream.JetStream, lines []string, out io
 // count reads the output back, prints each word's count (most frequent first) and checks
 // the output against lines: exactly one message per word occurrence.
 func count(ctx context.Context, js jetstream.JetStream, lines []string, out io.Writer) error {
-	msgs, err := readAll(ctx, js, OutputStream, OutputSubject)
+	msgs, err := jsread.All(ctx, js, OutputStream, apiTimeout, OutputSubject)
 	if err != nil {
 		return fmt.Errorf("read %s of stream %s: %w", OutputSubject, OutputStream, err)
 	}
@@ -172,10 +173,10 @@ func count(ctx context.Context, js jetstream.JetStream, lines []string, out io.W
 }
 
 // finalCounts parses "word<TAB>count" messages into each word's highest count.
-func finalCounts(msgs [][]byte) (map[string]int64, error) {
+func finalCounts(msgs []jsread.Message) (map[string]int64, error) {
 	counts := map[string]int64{}
 	for i, m := range msgs {
-		w, c, err := parse(m)
+		w, c, err := parse(m.Data)
 		if err != nil {
 			return nil, fmt.Errorf("output message %d: %w", i+1, err)
 		}
@@ -195,10 +196,10 @@ func parse(m []byte) (string, int64, error) {
 
 // check holds msgs to want: for each word w, the running counts 1 .. want[w], each exactly
 // once, and nothing else.
-func check(msgs [][]byte, want map[string]int64) error {
+func check(msgs []jsread.Message, want map[string]int64) error {
 	seen := map[string]map[int64]int{}
 	for _, m := range msgs {
-		w, c, err := parse(m)
+		w, c, err := parse(m.Data)
 		if err != nil {
 			return err
 		}
@@ -233,43 +234,6 @@ func expectedCounts(lines []string) (map[string]int64, int64) {
 		jobs.SplitWords(l, func(w string) { want[w]++; total++ })
 	}
 	return want, total
-}
-
-// readAll reads every message of stream on subject, with an ordered consumer, until none
-// is pending.
-func readAll(ctx context.Context, js jetstream.JetStream, stream, subject string) ([][]byte, error) {
-	cons, err := js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
-	if err != nil {
-		return nil, err
-	}
-	info, err := cons.Info(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var out [][]byte
-	for pending := info.NumPending; pending > 0; {
-		batch, err := cons.Fetch(int(min(pending, 1000)), jetstream.FetchMaxWait(apiTimeout))
-		if err != nil {
-			return nil, err
-		}
-		n := 0
-		for m := range batch.Messages() {
-			meta, err := m.Metadata()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, m.Data())
-			pending = meta.NumPending
-			n++
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			return nil, err
-		}
-		if n == 0 {
-			return nil, fmt.Errorf("no message within %s with %d pending", apiTimeout, pending)
-		}
-	}
-	return out, nil
 }
 
 // readLines returns the lines of files, repeat times over.
