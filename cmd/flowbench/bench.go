@@ -37,6 +37,11 @@ type settings struct {
 	NATSServer      string
 	JetStreamBytes  int64
 	JetStreamRounds int
+	// JetStreamCopyRepeat is how many times over the copy stages (async publish, the
+	// ordered consumer, and the source and sink figures) move the input: enough that the
+	// copying outlasts the runner's fixed end (its final checkpoint and commit, its exit)
+	// by far.
+	JetStreamCopyRepeat int
 }
 
 // fullSettings are the figures of issues 7 and 17, sized for about 3 minutes on a quiet
@@ -51,7 +56,7 @@ func fullSettings() settings {
 		IncrKeys:  1_000_000, StartupRounds: 5,
 		WordCountBytes: 9_400_000,
 		MemoryKeys:     []int64{3_000_000},
-		JetStreamBytes: 4_000_000, JetStreamRounds: 3,
+		JetStreamBytes: 4_000_000, JetStreamRounds: 3, JetStreamCopyRepeat: 6,
 	}
 }
 
@@ -66,7 +71,7 @@ func quickSettings() settings {
 		IncrKeys:  10_000, StartupRounds: 2,
 		WordCountBytes: 200_000,
 		MemoryKeys:     []int64{10_000},
-		JetStreamBytes: 100_000, JetStreamRounds: 1,
+		JetStreamBytes: 100_000, JetStreamRounds: 1, JetStreamCopyRepeat: 2,
 	}
 }
 

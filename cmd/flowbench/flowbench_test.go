@@ -355,10 +355,10 @@ func TestJetStreamPhaseHoldsFiguresToTheirRawLimits(t *testing.T) {
 			defer nc.Close()
 			js, _ := jetstream.New(nc)
 			m := startMeter(r.ServerPID)
-			got, _, err := consumeAll(ctx, js, r.InputStream, r.Lines, nil)
+			got, _, err := consumeAll(ctx, js, r.CopyStream, r.CopyLines, nil)
 			d, bcpu, scpu := m.stop()
 			var out stageRuns
-			out.add(got, r.Words, d, bcpu, scpu)
+			out.add(got, r.CopyWords, d, bcpu, scpu)
 			return out, err
 		}}}
 	b := &bench{s: s, start: time.Now(), log: io.Discard}
@@ -366,7 +366,8 @@ func TestJetStreamPhaseHoldsFiguresToTheirRawLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(seen) != 2 || seen[0].Lines != x.lines || seen[0].Words != x.words || len(seen[0].Counts) != x.distinct || seen[0].Partitions != jsPartitions {
+	if len(seen) != 2 || seen[0].Lines != x.lines || seen[0].Words != x.words || len(seen[0].Counts) != x.distinct || seen[0].Partitions != jsPartitions ||
+		seen[0].CopyLines != int64(s.JetStreamCopyRepeat)*x.lines || seen[0].CopyWords != int64(s.JetStreamCopyRepeat)*x.words {
 		t.Fatalf("the figure saw rounds %+v; the phase had %d lines, %d words", seen, x.lines, x.words)
 	}
 	f := x.figures[0]

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,10 +33,12 @@ import (
 const natsServerEnv = "FLOWSTATE_NATS_SERVER"
 
 // The streams and subjects of the phase: the input lines on jsPartitions partition subjects
-// in.0, in.1, ..., the word count's output on one subject.
+// in.0, in.1, ..., the word count's output on one subject, and the copy stages' messages
+// (the lines JetStreamCopyRepeat times over) on copy.0, copy.1, ...
 const (
 	jsInputStream  = "bench-in"
 	jsOutputStream = "bench-out"
+	jsCopyStream   = "bench-copy"
 	jsPartitions   = 4
 	jsOutSubject   = "out.counts"
 )
@@ -76,12 +79,17 @@ type jetStreamRound struct {
 	InputStream string // holds Lines messages on in.0 .. in.<Partitions-1>, in line order
 	Partitions  int
 	Lines       int64
-	Words       int64            // words of the input (jobs.SplitWords)
-	Counts      map[string]int64 // each word's count, for checking an output
-	Work        string           // a scratch directory of the round
-	PluginDir   string           // built plugins (make build), for figures through the runner
-	Runner      string           // the runner binary (make build)
-	InputFile   string           // the input text, a line per message of InputStream
+	Words       int64 // words of the input (jobs.SplitWords)
+	// CopyStream holds the input lines CopyLines/Lines times over (CopyWords words) on
+	// copy.0 .. copy.<Partitions-1>, as async publish wrote them and the ordered consumer
+	// read them; CopyFile holds the same lines, for a figure that publishes them.
+	CopyStream, CopyFile string
+	CopyLines, CopyWords int64
+	Counts               map[string]int64 // each word's count, for checking an output
+	Work                 string           // a scratch directory of the round
+	PluginDir            string           // built plugins (make build), for figures through the runner
+	Runner               string           // the runner binary (make build)
+	InputFile            string           // the input text, a line per message of InputStream
 }
 
 // sideBySideFigure is one of the connector's figures (issue 26, item 8), measured in
@@ -110,6 +118,7 @@ type jetStreamResult struct {
 	lines      int64
 	words      int64
 	distinct   int
+	repeat     int   // the copy stages move the input this many times over
 	outputs    int64 // output messages of the word count (one per word)
 	raw        map[rawStage]*stageRuns
 	figures    []*sideBySideFigure
@@ -156,7 +165,11 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 	if err != nil {
 		return nil, err
 	}
-	res := &jetStreamResult{server: srv.version, inputBytes: b.s.JetStreamBytes, lines: int64(len(lines)), words: words, distinct: len(counts),
+	copyFile := filepath.Join(dir, "copy.txt")
+	if err := repeatFile(input, copyFile, max(1, b.s.JetStreamCopyRepeat)); err != nil {
+		return nil, err
+	}
+	res := &jetStreamResult{server: srv.version, inputBytes: b.s.JetStreamBytes, lines: int64(len(lines)), words: words, distinct: len(counts), repeat: max(1, b.s.JetStreamCopyRepeat),
 		raw: map[rawStage]*stageRuns{}, measured: map[string]*stageRuns{}}
 	for _, st := range rawStages {
 		res.raw[st] = &stageRuns{}
@@ -171,7 +184,7 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 			b.logf("jetstream: stopping after %d rounds (time budget)", round)
 			break
 		}
-		if err := b.jetStreamRound(ctx, srv, res, input, lines, counts, round); err != nil {
+		if err := b.jetStreamRound(ctx, srv, res, input, copyFile, lines, counts, round); err != nil {
 			return nil, err
 		}
 		res.rounds = round + 1
@@ -181,7 +194,7 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 
 // jetStreamRound measures the raw stages once on fresh streams, then the side-by-side
 // figures on the same input.
-func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStreamResult, input string, lines []string, counts map[string]int64, round int) error {
+func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStreamResult, input, copyFile string, lines []string, counts map[string]int64, round int) error {
 	nc, err := nats.Connect(srv.url)
 	if err != nil {
 		return fmt.Errorf("jetstream: connect to %s: %w", srv.url, err)
@@ -206,6 +219,7 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 	for _, cfg := range []jetstream.StreamConfig{
 		{Name: jsInputStream, Subjects: []string{"in.>"}, Storage: jetstream.FileStorage},
 		{Name: jsOutputStream, Subjects: []string{"out.>"}, Storage: jetstream.FileStorage, AllowAtomicPublish: true},
+		{Name: jsCopyStream, Subjects: []string{"copy.>"}, Storage: jetstream.FileStorage},
 	} {
 		if err := recreateStream(ctx, js, cfg); err != nil {
 			return err
@@ -214,30 +228,43 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 	words := res.words
 	n := int64(len(lines))
 
-	// (a) async publish of the input lines across the partition subjects.
+	rep := int64(res.repeat)
+
+	// (a) async publish of the input lines, res.repeat times over, across the copy
+	// stream's partition subjects.
 	meter := startMeter(srv.pid)
-	if err := publishLines(ctx, js, lines); err != nil {
-		return err
+	for i := int64(0); i < rep; i++ {
+		if err := publishLines(ctx, js, "copy", lines); err != nil {
+			return err
+		}
 	}
 	if err := asyncErr(); err != nil {
 		return fmt.Errorf("jetstream publish: %w", err)
 	}
 	d, bcpu, scpu := meter.stop()
-	res.raw[rawPublish].add(n, words, d, bcpu, scpu)
-	b.logf("jetstream round %d: async publish %s msgs/s (%d in %s)", round+1, human(float64(n)/d.Seconds()), n, d.Round(time.Millisecond))
+	res.raw[rawPublish].add(rep*n, rep*words, d, bcpu, scpu)
+	b.logf("jetstream round %d: async publish %s msgs/s (%d in %s)", round+1, human(float64(rep*n)/d.Seconds()), rep*n, d.Round(time.Millisecond))
 
-	// (b) an ordered consumer reading them.
+	// The word counts' input, once over, untimed.
+	if err := publishLines(ctx, js, "in", lines); err != nil {
+		return err
+	}
+	if err := asyncErr(); err != nil {
+		return fmt.Errorf("jetstream publish of the word count's input: %w", err)
+	}
+
+	// (b) an ordered consumer reading the copy stream back.
 	meter = startMeter(srv.pid)
-	got, size, err := consumeAll(ctx, js, jsInputStream, n, nil)
+	got, size, err := consumeAll(ctx, js, jsCopyStream, rep*n, nil)
 	if err != nil {
 		return err
 	}
 	d, bcpu, scpu = meter.stop()
-	if want := textBytes(lines); got != n || size != want {
-		return fmt.Errorf("jetstream consume: read %d messages of %d bytes, published %d of %d bytes", got, size, n, want)
+	if want := rep * textBytes(lines); got != rep*n || size != want {
+		return fmt.Errorf("jetstream consume: read %d messages of %d bytes, published %d of %d bytes", got, size, rep*n, want)
 	}
-	res.raw[rawConsume].add(n, words, d, bcpu, scpu)
-	b.logf("jetstream round %d: ordered consumer %s msgs/s", round+1, human(float64(n)/d.Seconds()))
+	res.raw[rawConsume].add(rep*n, rep*words, d, bcpu, scpu)
+	b.logf("jetstream round %d: ordered consumer %s msgs/s (%d in %s)", round+1, human(float64(rep*n)/d.Seconds()), rep*n, d.Round(time.Millisecond))
 
 	// (c) the hand-written word count, stream to stream.
 	meter = startMeter(srv.pid)
@@ -267,7 +294,8 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 			return err
 		}
 		r, err := f.run(ctx, jetStreamRound{URL: srv.url, ServerPID: srv.pid, InputStream: jsInputStream, Partitions: jsPartitions,
-			Lines: n, Words: words, Counts: counts, Work: work, PluginDir: b.s.PluginDir, Runner: b.s.Runner, InputFile: input})
+			Lines: n, Words: words, Counts: counts, Work: work, PluginDir: b.s.PluginDir, Runner: b.s.Runner, InputFile: input,
+			CopyStream: jsCopyStream, CopyFile: copyFile, CopyLines: rep * n, CopyWords: rep * words})
 		os.RemoveAll(work)
 		if err != nil {
 			return fmt.Errorf("%s: %w", f.figure, err)
@@ -280,11 +308,11 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 	return nil
 }
 
-// publishLines publishes line i on partition subject in.(i mod jsPartitions),
+// publishLines publishes line i on partition subject prefix.(i mod jsPartitions),
 // asynchronously (nats.go's default window of 4000 unacknowledged publishes), and waits
 // until every acknowledgement is in.
-func publishLines(ctx context.Context, js jetstream.JetStream, lines []string) error {
-	subjects := partitionSubjects()
+func publishLines(ctx context.Context, js jetstream.JetStream, prefix string, lines []string) error {
+	subjects := partitionSubjects(prefix)
 	stall := []jetstream.PublishOpt{jetstream.WithStallWait(30 * time.Second)}
 	for i, line := range lines {
 		if _, err := js.PublishAsync(subjects[i%jsPartitions], []byte(line), stall...); err != nil {
@@ -306,10 +334,11 @@ func waitAcks(ctx context.Context, js jetstream.JetStream) error {
 	}
 }
 
-func partitionSubjects() []string {
+// partitionSubjects are prefix.0 .. prefix.<jsPartitions-1>.
+func partitionSubjects(prefix string) []string {
 	out := make([]string, jsPartitions)
 	for i := range out {
-		out[i] = "in." + strconv.Itoa(i)
+		out[i] = prefix + "." + strconv.Itoa(i)
 	}
 	return out
 }
@@ -427,6 +456,19 @@ func recreateStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.S
 		return fmt.Errorf("jetstream: create stream %s: %w", cfg.Name, err)
 	}
 	return nil
+}
+
+// repeatFile writes the text file from to to, n times over. The text ends in a line end
+// (writeText), so to holds from's lines n times over.
+func repeatFile(from, to string, n int) error {
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	if len(b) > 0 && b[len(b)-1] != '\n' {
+		return fmt.Errorf("%s does not end in a line end", from)
+	}
+	return os.WriteFile(to, bytes.Repeat(b, n), 0o644)
 }
 
 // readLines returns the lines of the text file path.
@@ -573,14 +615,14 @@ func (r *report) renderJetStream(w io.Writer) {
 	}
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	p("### JetStream: the raw limits (issue 26)\n\n")
-	p("nats.go alone (v1.56.0, its `jetstream` package) against one nats-server %s node the benchmark starts on 127.0.0.1: JetStream with file storage in the benchmark's work directory, the server's default sync (every 2 minutes), no replicas. The input is the word count's generated text (%s: %s lines, %s words, %s distinct), one message per line, line i on subject `in.<i mod %d>` of stream `%s`; the output stream `%s` (`allow_atomic` on) takes the word count's messages on `%s`. Each round starts on both streams deleted and created anew, and measures, in this order:\n\n",
+	p("nats.go alone (v1.56.0, its `jetstream` package) against one nats-server %s node the benchmark starts on 127.0.0.1: JetStream with file storage in the benchmark's work directory, the server's default sync (every 2 minutes), no replicas. The input is the word count's generated text (%s: %s lines, %s words, %s distinct), one message per line, line i on subject `in.<i mod %d>` of stream `%s`; the output stream `%s` (`allow_atomic` on) takes the word count's messages on `%s`. Each round starts on its streams deleted and created anew, and measures, in this order:\n\n",
 		x.server, bytesHuman(x.inputBytes), human(float64(x.lines)), human(float64(x.words)), human(float64(x.distinct)), jsPartitions, jsInputStream, jsOutputStream, jsOutSubject)
-	p("- **async publish**: `PublishAsync` of every line (nats.go's default window of 4000 unacknowledged publishes), timed until the last acknowledgement;\n")
-	p("- **ordered consumer**: one ordered consumer (`Consume`) reading the %s input messages back, checked by count and bytes;\n", human(float64(x.lines)))
-	p("- **hand-written word count**: one ordered consumer reads the same input messages, splits each line's words as the `wordcount` job does (`jobs.SplitWords`), counts them in a map and publishes each word's running count as a `word<TAB>count` message (as the built-in word count emits them: %s output messages, one per word) with `PublishAsync`, timed until the last acknowledgement: at-least-once, no checkpoints. The first round's output is read back and checked against the counts of the input file.\n\n", human(float64(x.outputs)))
+	p("- **async publish**: `PublishAsync` of every line, %d times over (%s messages, line i of each pass on `copy.<i mod %d>` of stream `%s`, so that the copying outlasts a runner's fixed end by far), with nats.go's default window of 4000 unacknowledged publishes, timed until the last acknowledgement;\n", x.repeat, human(float64(int64(x.repeat)*x.lines)), jsPartitions, jsCopyStream)
+	p("- **ordered consumer**: one ordered consumer (`Consume`) reading those %s messages back, checked by count and bytes;\n", human(float64(int64(x.repeat)*x.lines)))
+	p("- **hand-written word count**: one ordered consumer reads the input messages once over (published untimed on `in.<i mod %d>` of stream `%s` after the async publish), splits each line's words as the `wordcount` job does (`jobs.SplitWords`), counts them in a map and publishes each word's running count as a `word<TAB>count` message (as the built-in word count emits them: %s output messages, one per word) with `PublishAsync`, timed until the last acknowledgement: at-least-once, no checkpoints. The first round's output is read back and checked against the counts of the input file.\n\n", jsPartitions, jsInputStream, human(float64(x.outputs)))
 	p("Messages/s counts the messages that crossed the server (the word count's: its input and its output); words/s (records/s) the words those messages carry, which is the word count's records. CPU is user+system time per word of the benchmark process (nats.go and the counting) and of the nats-server process, from getrusage and /proc. Medians over %d rounds, the lowest round beside them.\n\n", x.rounds)
 	if len(x.figures) > 0 {
-		p("The connector's figures run in the same rounds, on the same server and input, each through the runner binary (`runner run`, parallelism 1, the hashmap backend, checkpoints every %s, no restart): the `copy` job from the input stream (bounded) into nothing, against the ordered consumer; the `copy` job from the input file into the exactly-once sink (`sink.jetstream.batch-size` at its default) on a stream of its own, against async publish; the `wordcount` job from the input stream to that stream (`job.source`, `job.sink`: jetstream), against the hand-written word count. Each output is read back and checked (every line once in order; every word's count). Their time runs from the runner's first record to its exit (its final checkpoint and commit included, its start-up and its plugins' not); their client CPU is the runner's and its plugins' user+system time over their whole run (start-up included), from getrusage of the waited children.\n\n", jsCheckpointInterval)
+		p("The connector's figures run in the same rounds, on the same server and input, each through the runner binary (`runner run`, parallelism 1, the hashmap backend, checkpoints every %s, no restart): the `copy` job from the ordered consumer's stream (bounded) into nothing, against the ordered consumer; the `copy` job from the input file into the exactly-once sink (`sink.jetstream.batch-size` at its default) on a stream of its own, against async publish; the `wordcount` job from the input stream to that stream (`job.source`, `job.sink`: jetstream), against the hand-written word count. Each output is read back and checked (every line once in order; every word's count). Their time runs from the runner's first record to its exit (its final checkpoint and commit included, its start-up and its plugins' not); their client CPU is the runner's and its plugins' user+system time over their whole run (start-up included), from getrusage of the waited children.\n\n", jsCheckpointInterval)
 	}
 	p("| stage | msgs/s | worst round | words/s | CPU us/word, client | CPU us/word, server |\n|---|---|---|---|---|---|\n")
 	row := func(name string, v *stageRuns) {

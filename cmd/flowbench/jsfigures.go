@@ -37,25 +37,26 @@ const (
 // commits what each interval wrote when its checkpoint completes.
 const jsCheckpointInterval = "1s"
 
-// sourceFigure runs the copy job from the round's input stream (bounded) into nothing,
-// and checks it read every message.
+// sourceFigure runs the copy job from the round's copy stream (bounded), which the
+// ordered consumer read, into nothing, and checks it read every message.
 func sourceFigure(ctx context.Context, r jetStreamRound) (stageRuns, error) {
 	res, err := runRunner(ctx, r, "js-source", fmt.Sprintf(`job.type: copy
 job.source: jetstream
 source.jetstream.stream: %s
 source.jetstream.bounded: true
-`, r.InputStream))
+`, r.CopyStream))
 	if err != nil {
 		return stageRuns{}, err
 	}
-	if res.records != r.Lines {
-		return stageRuns{}, fmt.Errorf("the copy job read %d records of the %d messages of stream %s", res.records, r.Lines, r.InputStream)
+	if res.records != r.CopyLines {
+		return stageRuns{}, fmt.Errorf("the copy job read %d records of the %d messages of stream %s", res.records, r.CopyLines, r.CopyStream)
 	}
-	return res.round(r.Lines, r.Words), nil
+	return res.round(r.CopyLines, r.CopyWords), nil
 }
 
-// sinkFigure runs the copy job from the round's input file into the exactly-once sink,
-// and checks the output stream holds each line once, in order.
+// sinkFigure runs the copy job from the round's copy file (the lines the async publish
+// wrote) into the exactly-once sink, and checks the output stream holds each line once,
+// in order.
 func sinkFigure(ctx context.Context, r jetStreamRound) (stageRuns, error) {
 	if err := figureStream(ctx, r.URL); err != nil {
 		return stageRuns{}, err
@@ -65,11 +66,11 @@ job.input: %s
 job.sink: jetstream
 sink.jetstream.stream: %s
 sink.jetstream.subject: %s
-`, r.InputFile, jsFigureStream, jsFigureSubject))
+`, r.CopyFile, jsFigureStream, jsFigureSubject))
 	if err != nil {
 		return stageRuns{}, err
 	}
-	lines, err := readLines(r.InputFile)
+	lines, err := readLines(r.CopyFile)
 	if err != nil {
 		return stageRuns{}, err
 	}
@@ -84,13 +85,13 @@ sink.jetstream.subject: %s
 	if err == nil {
 		err = bad
 	}
-	if err == nil && n != r.Lines {
-		err = fmt.Errorf("the output stream holds %d messages on %s for %d input lines", n, jsFigureSubject, r.Lines)
+	if err == nil && n != r.CopyLines {
+		err = fmt.Errorf("the output stream holds %d messages on %s for %d input lines", n, jsFigureSubject, r.CopyLines)
 	}
 	if err != nil {
 		return stageRuns{}, fmt.Errorf("exactly-once sink: %w", err)
 	}
-	return res.round(r.Lines, r.Words), nil
+	return res.round(r.CopyLines, r.CopyWords), nil
 }
 
 // wordCountFigure runs the word count from the round's input stream to the figures'
