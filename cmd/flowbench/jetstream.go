@@ -225,6 +225,17 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 			return err
 		}
 	}
+	if err := b.rawRound(ctx, srv, js, asyncErr, res, lines, counts, round); err != nil {
+		return err
+	}
+	return b.figuresRound(ctx, srv, res, input, copyFile, counts, round)
+}
+
+// rawRound measures the raw stages once: (a) async publish of the copy stream, (b) an
+// ordered consumer reading it back, (c) the hand-written word count from the input stream
+// to the output stream, whose output the first round checks against counts.
+// asyncErr reports the async publishes of js that failed.
+func (b *bench) rawRound(ctx context.Context, srv *natsServer, js jetstream.JetStream, asyncErr func() error, res *jetStreamResult, lines []string, counts map[string]int64, round int) error {
 	words := res.words
 	n := int64(len(lines))
 
@@ -287,7 +298,14 @@ func (b *bench) jetStreamRound(ctx context.Context, srv *natsServer, res *jetStr
 			return fmt.Errorf("jetstream word count: %w", err)
 		}
 	}
+	return nil
+}
 
+// figuresRound runs each side-by-side figure once, on the streams and files the raw
+// stages of the round used.
+func (b *bench) figuresRound(ctx context.Context, srv *natsServer, res *jetStreamResult, input, copyFile string, counts map[string]int64, round int) error {
+	n, rep := res.lines, int64(res.repeat)
+	words := res.words
 	for _, f := range res.figures {
 		work, err := freshDir(b.s.Work, "jetstream-figure")
 		if err != nil {
