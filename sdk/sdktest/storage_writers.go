@@ -14,19 +14,19 @@ import (
 // TwoWritersOfOneCheckpoint tests a storage whose checkpoints two runners of a job can
 // reach (a directory, a bucket) for what happens when both write checkpoint N: a runner
 // that lost the job while its metadata was being written (a write already under way cannot
-// be called back) and its successor, which took the same id. Two accesses of one job,
-// made by one plugin of factory, each write exclusive state and metadata at the same id
-// and publish at once (rounds times, at new ids; then once more with one writer publishing
+// be called back) and its successor, which took the same id. open returns the two
+// runners' plugins, configured alike: the same checkpoints reach both. An access of one
+// job through each writes exclusive state and metadata at the same id, and both publish at once (rounds times, at new ids; then once more with one writer publishing
 // only after the other has). Exactly one publication succeeds; the other fails with an
 // error naming its location; DisposeOnFailure of the loser, as the runner calls it for a
 // checkpoint that failed, leaves the winner's checkpoint whole (its metadata reads back as
 // the winner wrote it, resolves and is listed once, its state reads back) and removes the
 // loser's state.
-func TwoWritersOfOneCheckpoint(t *testing.T, factory StorageFactory, rounds int) {
+func TwoWritersOfOneCheckpoint(t *testing.T, open func(t *testing.T) [2]sdk.CheckpointStorage, rounds int) {
 	t.Helper()
 	ctx := context.Background()
-	cs := factory(t)
-	writers := [2]sdk.CheckpointStorageAccess{openAccess(t, cs, "writers"), openAccess(t, cs, "writers")}
+	storages := open(t)
+	writers := [2]sdk.CheckpointStorageAccess{openAccess(t, storages[0], "writers"), openAccess(t, storages[1], "writers")}
 	for round := range rounds + 1 {
 		id := int64(round + 1)
 		var locs [2]sdk.CheckpointStorageLocation
@@ -77,8 +77,8 @@ func TwoWritersOfOneCheckpoint(t *testing.T, factory StorageFactory, rounds int)
 		if err := locs[lose].DisposeOnFailure(ctx); err != nil {
 			t.Fatalf("checkpoint %d: DisposeOnFailure of the writer that lost the publication: %v", id, err)
 		}
-		for _, a := range writers {
-			done := resolve(t, cs, a, dones[win].ExternalPointer, metadata[win])
+		for w, a := range writers {
+			done := resolve(t, storages[w], a, dones[win].ExternalPointer, metadata[win])
 			checkState(t, a, states[win], payload(256<<10, byte(2*round+win)))
 			listed, err := a.ListCompletedCheckpoints(ctx)
 			if err != nil {

@@ -76,13 +76,16 @@ func TestConformanceS3(t *testing.T) {
 // error names its location, and disposing of the loser's failed checkpoint leaves the
 // winner's metadata and state whole (see sdktest.TwoWritersOfOneCheckpoint).
 func TestTwoWritersOfOneCheckpointS3(t *testing.T) {
-	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) sdk.CheckpointStorage {
+	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) (out [2]sdk.CheckpointStorage) {
 		opts, bucket := s3Bucket(t)
 		opts[sdk.OptionCheckpointDir] = "s3://" + bucket + "/checkpoints"
-		s := fsstorage.New()
-		if err := s.Configure(context.Background(), opts); err != nil {
-			t.Fatalf("Configure: %v", err)
+		for w := range out {
+			s := fsstorage.New()
+			if err := s.Configure(context.Background(), opts); err != nil {
+				t.Fatalf("Configure: %v", err)
+			}
+			out[w] = s
 		}
-		return s
+		return out
 	}, 10)
 }
