@@ -15,15 +15,12 @@ import (
 // error names its location, and disposing of the loser's failed checkpoint leaves the
 // winner's metadata and state whole (see sdktest.TwoWritersOfOneCheckpoint).
 func TestTwoWritersOfOneCheckpoint(t *testing.T) {
-	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) (out [2]sdk.CheckpointStorage) {
-		opts := sdk.Options{sdk.OptionCheckpointDir: filepath.Join(t.TempDir(), "checkpoints")}
-		for w := range out {
-			p := &plugin{}
-			if err := p.Configure(context.Background(), opts); err != nil {
-				t.Fatal(err)
-			}
-			out[w] = p
+	opts := sdk.Options{sdk.OptionCheckpointDir: filepath.Join(t.TempDir(), "checkpoints")}
+	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) sdk.CheckpointStorage {
+		p := &plugin{}
+		if err := p.Configure(context.Background(), opts); err != nil {
+			t.Fatal(err)
 		}
-		return out
+		return p
 	}, 20)
 }

@@ -14,18 +14,19 @@ import (
 // TwoWritersOfOneCheckpoint tests a storage whose checkpoints two runners of a job can
 // reach (a directory, a bucket) for what happens when both write checkpoint N: a runner
 // that lost the job while its metadata was being written (a write already under way cannot
-// be called back) and its successor, which took the same id. open returns the two
-// runners' plugins, configured alike: the same checkpoints reach both. An access of one
+// be called back) and its successor, which took the same id. factory is called
+// twice, for the two runners' plugins: it must configure both alike, so that the same
+// checkpoints reach both. An access of one
 // job through each writes exclusive state and metadata at the same id, and both publish at once (rounds times, at new ids; then once more with one writer publishing
 // only after the other has). Exactly one publication succeeds; the other fails with an
 // error naming its location; DisposeOnFailure of the loser, as the runner calls it for a
 // checkpoint that failed, leaves the winner's checkpoint whole (its metadata reads back as
 // the winner wrote it, resolves and is listed once, its state reads back) and removes the
 // loser's state.
-func TwoWritersOfOneCheckpoint(t *testing.T, open func(t *testing.T) [2]sdk.CheckpointStorage, rounds int) {
+func TwoWritersOfOneCheckpoint(t *testing.T, factory StorageFactory, rounds int) {
 	t.Helper()
 	ctx := context.Background()
-	storages := open(t)
+	storages := [2]sdk.CheckpointStorage{factory(t), factory(t)}
 	writers := [2]sdk.CheckpointStorageAccess{openAccess(t, storages[0], "writers"), openAccess(t, storages[1], "writers")}
 	for round := range rounds + 1 {
 		id := int64(round + 1)

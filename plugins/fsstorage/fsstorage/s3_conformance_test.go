@@ -76,16 +76,13 @@ func TestConformanceS3(t *testing.T) {
 // error names its location, and disposing of the loser's failed checkpoint leaves the
 // winner's metadata and state whole (see sdktest.TwoWritersOfOneCheckpoint).
 func TestTwoWritersOfOneCheckpointS3(t *testing.T) {
-	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) (out [2]sdk.CheckpointStorage) {
-		opts, bucket := s3Bucket(t)
-		opts[sdk.OptionCheckpointDir] = "s3://" + bucket + "/checkpoints"
-		for w := range out {
-			s := fsstorage.New()
-			if err := s.Configure(context.Background(), opts); err != nil {
-				t.Fatalf("Configure: %v", err)
-			}
-			out[w] = s
+	opts, bucket := s3Bucket(t)
+	opts[sdk.OptionCheckpointDir] = "s3://" + bucket + "/checkpoints"
+	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) sdk.CheckpointStorage {
+		s := fsstorage.New()
+		if err := s.Configure(context.Background(), opts); err != nil {
+			t.Fatalf("Configure: %v", err)
 		}
-		return out
+		return s
 	}, 10)
 }
