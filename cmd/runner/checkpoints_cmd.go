@@ -46,6 +46,7 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 			}
 			type row struct {
 				ID          int64     `json:"id"`
+				Epoch       int64     `json:"epoch"`
 				Time        time.Time `json:"time"`
 				Size        int64     `json:"size"`
 				Incremental bool      `json:"incremental"`
@@ -59,7 +60,7 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 				if m, err := checkpoint.Load(ctx, access, l); err != nil {
 					r.Error = err.Error()
 				} else {
-					r.ID, r.Time, r.Size = m.CheckpointID, m.Time, m.StateSize()
+					r.ID, r.Epoch, r.Time, r.Size = m.CheckpointID, m.Epoch, m.Time, m.StateSize()
 					r.Incremental, r.AddedBytes = m.Incremental, m.AddedBytes
 				}
 				rows = append(rows, r)
@@ -91,7 +92,7 @@ func newCheckpointsCmd(g *globalFlags) *cobra.Command {
 		},
 	}
 	list.Flags().StringVar(&file, "config", "", "configuration file (YAML)")
-	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {id, time, size, incremental, added_bytes, pointer}")
+	list.Flags().BoolVar(&asJSON, "json", false, "print a JSON array of {id, epoch (the writer's lease epoch: --from latest restores the highest, then the highest id), time, size, incremental, added_bytes, pointer}")
 	cmd.AddCommand(append([]*cobra.Command{list}, newStateCmds(g)...)...)
 	return cmd
 }

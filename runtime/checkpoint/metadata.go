@@ -48,6 +48,25 @@ type Metadata struct {
 	// AddedBytes is the state this checkpoint uploaded: its size minus the shared state it
 	// references from earlier checkpoints.
 	AddedBytes int64 `json:"added_bytes"`
+	// Epoch is the lease epoch of the runner that wrote the metadata: its fencing token on
+	// the job (runtime/ownership), which every takeover raises by one. `--from latest`
+	// prefers the highest epoch, then the highest id (Newer), so that the late metadata of
+	// a runner that lost the job never wins over a checkpoint of its successor. 0 in
+	// metadata written before it was recorded, and by a run that holds no lease (a
+	// storage whose checkpoints die with its process).
+	Epoch int64 `json:"epoch,omitempty"`
+}
+
+// Newer reports whether a is newer than b in the order `--from latest`, retention and the
+// offline commands use: the higher lease epoch first, then the higher checkpoint id. A
+// checkpoint of epoch E+1 is newer than any of epoch E, whatever their ids: the runner
+// that took the job over at E+1 may have committed output past a checkpoint of E that
+// landed late, never the other way round.
+func Newer(a, b *Metadata) bool {
+	if a.Epoch != b.Epoch {
+		return a.Epoch > b.Epoch
+	}
+	return a.CheckpointID > b.CheckpointID
 }
 
 // OperatorState is the state of every subtask of one operator.

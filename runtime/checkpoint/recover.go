@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -53,49 +54,77 @@ func (s *Store) List(ctx context.Context, timeout time.Duration) ([]sdk.Complete
 	return list, nil
 }
 
-// Newest returns the checkpoint `--from latest` restores: the newest of job's completed
-// checkpoints list (oldest first) whose metadata loads, each read within loadTimeout, and
-// whose state reads back intact (sizes and CRC-32C of every stream), each check within
-// verifyTimeout. It warns on log about each damaged checkpoint it skips: metadata that does
-// not decode, belongs to another job, or whose id is not its location's, and state that
-// does not read back intact. None left is ErrNoCheckpoint, naming the damaged ones; a
-// storage that failed to answer is an error of its own, as falling back to an older
-// checkpoint would then be wrong.
+// Newest returns the checkpoint `--from latest` restores: of job's completed checkpoints
+// list whose metadata loads (each read within loadTimeout) and whose state reads back
+// intact (sizes and CRC-32C of every stream, each check within verifyTimeout), the newest
+// by Newer: the highest lease epoch, then the highest id. A runner that lost the job while
+// its metadata was being written may land that metadata after its successor took over; by
+// the epoch its successor's checkpoints win over it whatever the ids (see
+// docs/reliability.md). It warns on log about each damaged checkpoint it skips: metadata
+// that does not decode, belongs to another job, or whose id is not its location's, and
+// state that does not read back intact. None left is ErrNoCheckpoint, naming the damaged
+// ones; a storage that failed to answer is an error of its own, as falling back to an
+// older checkpoint would then be wrong.
 func Newest(ctx context.Context, access sdk.CheckpointStorageAccess, list []sdk.CompletedCheckpointStorageLocation, job string,
 	loadTimeout, verifyTimeout time.Duration, log hclog.Logger) (*Completed, error) {
 	if log == nil {
 		log = hclog.NewNullLogger()
 	}
-	read := func(loc sdk.CompletedCheckpointStorageLocation) (m *Metadata, err error) {
-		err = within(ctx, loadTimeout, func(ctx context.Context) error {
-			m, err = Load(ctx, access, loc)
+	var skipped []string
+	skip := func(loc sdk.CompletedCheckpointStorageLocation, err error) error {
+		if !Damaged(err) {
+			return fmt.Errorf("read checkpoint %s: %w", loc.ExternalPointer, err)
+		}
+		log.Warn("skipping a damaged checkpoint; trying the previous one", "pointer", loc.ExternalPointer, "error", err)
+		skipped = append(skipped, loc.ExternalPointer)
+		return nil
+	}
+	var candidates []*Completed
+	for i := len(list) - 1; i >= 0; i-- { // the highest ids first: their warnings come first
+		var m *Metadata
+		err := within(ctx, loadTimeout, func(ctx context.Context) (err error) {
+			m, err = Load(ctx, access, list[i])
 			return err
 		})
 		if err == nil && m.JobID != job {
-			err = fmt.Errorf("%s: the metadata is of job %q, not %q: %w", loc.ExternalPointer, m.JobID, job, sdk.ErrCorrupt)
+			err = fmt.Errorf("%s: the metadata is of job %q, not %q: %w", list[i].ExternalPointer, m.JobID, job, sdk.ErrCorrupt)
 		}
-		if err == nil {
-			err = within(ctx, verifyTimeout, func(ctx context.Context) error { return Verify(ctx, access, m) })
-		}
-		return m, err
-	}
-	var skipped []string
-	for i := len(list) - 1; i >= 0; i-- {
-		m, err := read(list[i])
 		if err != nil {
-			if !Damaged(err) {
-				return nil, fmt.Errorf("read checkpoint %s: %w", list[i].ExternalPointer, err)
+			if err := skip(list[i], err); err != nil {
+				return nil, err
 			}
-			log.Warn("skipping a damaged checkpoint; trying the previous one", "pointer", list[i].ExternalPointer, "error", err)
-			skipped = append(skipped, list[i].ExternalPointer)
 			continue
 		}
-		return &Completed{Location: list[i], Metadata: m, Owned: true}, nil
+		candidates = append(candidates, &Completed{Location: list[i], Metadata: m, Owned: true})
+	}
+	SortNewestFirst(candidates)
+	for _, c := range candidates {
+		err := within(ctx, verifyTimeout, func(ctx context.Context) error { return Verify(ctx, access, c.Metadata) })
+		if err != nil {
+			if err := skip(c.Location, err); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		return c, nil
 	}
 	if len(skipped) > 0 {
 		return nil, fmt.Errorf("%w (damaged: %v)", ErrNoCheckpoint, skipped)
 	}
 	return nil, ErrNoCheckpoint
+}
+
+// SortNewestFirst sorts cs by Newer, the newest first; equal ones keep their order.
+func SortNewestFirst(cs []*Completed) {
+	slices.SortStableFunc(cs, func(a, b *Completed) int {
+		switch {
+		case Newer(a.Metadata, b.Metadata):
+			return -1
+		case Newer(b.Metadata, a.Metadata):
+			return 1
+		}
+		return 0
+	})
 }
 
 // Resolve loads, within timeout, the checkpoint or savepoint pointer names in storage,
@@ -143,15 +172,16 @@ func (s *Store) Adopt(ctx context.Context, restore *Completed, earlier []sdk.Com
 	}
 }
 
-// earlier returns the intact completed checkpoints of list older than latest, oldest
-// first, for the store to retain (and dispose of beyond num-retained) beside latest.
-// Damaged ones are left alone: they never resolve to a restorable state, and what they
-// reference stays with them.
+// earlier returns the intact completed checkpoints of list older than latest by Newer
+// (a lower lease epoch, or the same and a lower id), oldest first, for the store to retain
+// (and dispose of beyond num-retained) beside latest: the late checkpoint of a runner that
+// lost the job is one of them even when its id is higher. Damaged ones are left alone:
+// they never resolve to a restorable state, and what they reference stays with them.
 func (s *Store) earlier(ctx context.Context, list []sdk.CompletedCheckpointStorageLocation, latest *Completed, timeout time.Duration, log hclog.Logger) []*Completed {
 	var out []*Completed
 	for _, loc := range list {
 		if loc.ExternalPointer == latest.Location.ExternalPointer {
-			break
+			continue
 		}
 		var m *Metadata
 		err := within(ctx, timeout, func(ctx context.Context) (err error) {
@@ -162,11 +192,13 @@ func (s *Store) earlier(ctx context.Context, list []sdk.CompletedCheckpointStora
 			log.Warn("leaving a damaged checkpoint alone", "pointer", loc.ExternalPointer, "error", err)
 			continue
 		}
-		if m.CheckpointID >= latest.Metadata.CheckpointID {
-			break
+		if !Newer(latest.Metadata, m) {
+			continue
 		}
 		out = append(out, &Completed{Location: loc, Metadata: m, Owned: true})
 	}
+	SortNewestFirst(out)
+	slices.Reverse(out)
 	return out
 }
 

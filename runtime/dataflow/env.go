@@ -74,6 +74,11 @@ type Env struct {
 	// check (runtime/ownership's Owner.Check), so a runner that lost its job commits
 	// nothing more.
 	Fence func() error
+	// Epoch, if set, returns the lease epoch at which the run holds its job (runtime/ownership's
+	// Owner.Epoch, the fencing token a takeover raises by one); the coordinator records it in
+	// every checkpoint's metadata, so that `--from latest` prefers a successor's checkpoints
+	// to the late ones of a runner that lost the job (checkpoint.Newer). Unset: epoch 0.
+	Epoch func() int64
 }
 
 // Progress shows the progress of an operation that moves bytes (runtime/progress's

@@ -142,6 +142,9 @@ func (a *attempt) metadata(p *pendingCheckpoint) *checkpoint.Metadata {
 		Savepoint: p.request != nil, Time: time.Now().UTC(), Backend: a.env.BackendName,
 		MaxParallelism: a.job.MaxParallelism,
 	}
+	if a.env.Epoch != nil {
+		m.Epoch = a.env.Epoch()
+	}
 	byOp := map[string]*checkpoint.OperatorState{}
 	var order []string
 	for _, s := range p.states {

@@ -184,6 +184,20 @@ func (o *Owner) attach(ctx context.Context, storage, dir string, access sdk.Chec
 	return nil
 }
 
+// Epoch returns the epoch of the lease on the job's record in its checkpoint storage: the
+// run's fencing token on the checkpoints it writes, recorded in their metadata. It is 0
+// before Guard took that lease, and for a storage that needs none (its checkpoints die with
+// its process). The output directory's lease counts its own epochs and is not used.
+func (o *Owner) Epoch() int64 {
+	o.mu.Lock()
+	l := o.storage
+	o.mu.Unlock()
+	if l == nil {
+		return 0
+	}
+	return l.Record().Epoch
+}
+
 // Check returns nil while every lease is valid, and the loss (an error wrapping ErrLost)
 // once one is not: the fence of every commit, which the engine calls right before each.
 func (o *Owner) Check() error {

@@ -31,6 +31,7 @@ func (x *Executor) attempt(ctx context.Context, job *dataflow.Job, sess *session
 		CancellationTimeout:   cfg.Restart.CancellationTimeout,
 		OnCancellationTimeout: func(n int) { sess.KillStuck(n, cfg.Restart.CancellationTimeout) },
 		Fence:                 owner.Check,
+		Epoch:                 owner.Epoch,
 		Events:                x.Monitor.Events(),
 		RestoreProgress: func(total int64) dataflow.Progress {
 			return progress.New(progress.Options{Title: "restore", Total: total, Logger: x.Logger})

@@ -14,6 +14,7 @@ import (
 	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/internal/wordcheck"
 	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/runtime/checkpoint"
 	"github.com/flowstate/flowstate/runtime/jobs"
 	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/runtime/runner"
@@ -93,5 +94,43 @@ func TestLostLeaseStopsTheRun(t *testing.T) {
 	}
 	if r, err := ownership.DecodeRecord(out.Data); err != nil || !r.Released {
 		t.Fatalf("the output directory's lease after the run: %+v, %v; want it released", r, err)
+	}
+}
+
+// TestCheckpointsRecordTheLeaseEpoch: every checkpoint's metadata records the epoch of the
+// lease its run holds on the job's record in the checkpoint storage: 1 for the first run,
+// 2 for the run that resumes it with --from latest, as the record says.
+func TestCheckpointsRecordTheLeaseEpoch(t *testing.T) {
+	f := newIncFixture(t, 10)
+	for run, from := range []string{"", runner.FromLatest} {
+		n := 0
+		err := f.run(t, 1<<40, 50, 2000, from, func(c *checkpoint.Completed) bool {
+			if c.Metadata.Epoch != int64(run+1) {
+				t.Errorf("run %d: checkpoint %d records epoch %d; want %d", run+1, c.Metadata.CheckpointID, c.Metadata.Epoch, run+1)
+			}
+			n++
+			return n == 2
+		})
+		if err != nil {
+			t.Fatalf("run %d: %v", run+1, err)
+		}
+		lease, err := filelease.New(filepath.Join(f.jobDir, "_lease")).ReadLease(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, err := ownership.DecodeRecord(lease.Data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Epoch != int64(run+1) {
+			t.Fatalf("after run %d the lease record is at epoch %d; want %d", run+1, rec.Epoch, run+1)
+		}
+	}
+	epochs := map[int64]int{}
+	for _, m := range f.completedOnDisk(t) {
+		epochs[m.Epoch]++
+	}
+	if epochs[1] == 0 || epochs[2] == 0 || len(epochs) != 2 {
+		t.Fatalf("checkpoints on disk by epoch: %v; want those of epochs 1 and 2 only", epochs)
 	}
 }

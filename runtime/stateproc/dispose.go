@@ -124,17 +124,22 @@ func refuseOutside(loc sdk.CompletedCheckpointStorageLocation, dirs map[string]s
 }
 
 // refuseNewest returns an error wrapping ErrInUse when m, at loc, is the newest completed
-// checkpoint of its job.
+// checkpoint of its job in the order `run --from latest` uses (checkpoint.Newer: the
+// highest lease epoch, then the highest id), among those whose metadata loads.
 func refuseNewest(ctx context.Context, access sdk.CheckpointStorageAccess, loc sdk.CompletedCheckpointStorageLocation, m *checkpoint.Metadata) error {
 	list, err := access.ListCompletedCheckpoints(ctx)
 	if err != nil {
 		return fmt.Errorf("list the checkpoints of job %q: %w", m.JobID, err)
 	}
-	if len(list) == 0 {
-		return nil
+	for _, l := range slices.Backward(list) { // a newer one is most likely among the last
+		if l.ExternalPointer == loc.ExternalPointer {
+			continue
+		}
+		if other, err := checkpoint.Load(ctx, access, l); err == nil && other.JobID == m.JobID && checkpoint.Newer(other, m) {
+			return nil
+		}
 	}
-	newest := list[len(list)-1]
-	if newest.ExternalPointer != loc.ExternalPointer && newest.CheckpointID != m.CheckpointID {
+	if len(list) == 0 {
 		return nil
 	}
 	return fmt.Errorf("checkpoint %d (%s) is the newest completed checkpoint of job %q: a running job would restore it after a failure, and `run --from latest` would (dispose of it anyway with --force): %w",

@@ -66,6 +66,9 @@ func (l *localLocation) CreateLocalStateFile(ctx context.Context, scope sdk.Scop
 	l.mu.Lock()
 	l.files[path] = localFile{name: name, scope: scope}
 	l.mu.Unlock()
+	if scope == sdk.ScopeExclusive {
+		l.track(name)
+	}
 	return path, nil
 }
 

@@ -120,10 +120,13 @@ func (m *metadataStream) finalize() error {
 		// The temporary file may or may not still exist; remove it either way.
 		s.fs.Remove(m.tmp)
 		if errors.Is(err, fs.ErrExist) {
-			return s.errs.Wrap(err, "metadata file '%s' already exists: the checkpoint is already complete", final)
+			return s.errs.Wrap(err, "%s", m.loc.publishedByAnother())
 		}
 		return s.errs.Wrap(err, "publish metadata file '%s'", final)
 	}
+	m.loc.mu.Lock()
+	m.loc.published = true
+	m.loc.mu.Unlock()
 	if err := s.fs.SyncDir(dir); err != nil {
 		return s.errs.Wrap(err, "sync checkpoint directory '%s'", dir)
 	}

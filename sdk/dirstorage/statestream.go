@@ -29,6 +29,8 @@ type stateStream struct {
 	// err is the first write failure; the stream is dead after it.
 	err    error
 	closed bool
+	// onCreate, if set, is told the name of the stream's file once it is created.
+	onCreate func(name string)
 }
 
 var _ sdk.CheckpointStateOutputStream = (*stateStream)(nil)
@@ -92,6 +94,9 @@ func (st *stateStream) create() error {
 		return st.fail(err)
 	}
 	st.file, st.path = f, path
+	if st.onCreate != nil {
+		st.onCreate(path)
+	}
 	return nil
 }
 

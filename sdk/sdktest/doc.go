@@ -35,6 +35,10 @@
 //		return sdktest.ProcessCheckpointStorage(t, binaryPath, sdk.Options{"dir": t.TempDir()})
 //	})
 //
+// TwoWritersOfOneCheckpoint, outside the suite, checks a storage whose checkpoints two
+// runners reach (a directory, a bucket): of two writers of one checkpoint exactly one
+// publishes, and the loser's disposal leaves the winner's checkpoint whole.
+//
 // The kit's check of Configure calls Configure a second time, on a plugin the factory
 // already configured, with an unknown option: it expects an *sdk.OptionError naming that
 // option.

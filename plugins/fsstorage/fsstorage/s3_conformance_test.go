@@ -70,3 +70,19 @@ func TestConformanceS3(t *testing.T) {
 		})
 	}
 }
+
+// TestTwoWritersOfOneCheckpointS3: two writers of one checkpoint on S3 (SeaweedFS):
+// publishing _metadata is a copy with If-None-Match: *, so exactly one wins, the other's
+// error names its location, and disposing of the loser's failed checkpoint leaves the
+// winner's metadata and state whole (see sdktest.TwoWritersOfOneCheckpoint).
+func TestTwoWritersOfOneCheckpointS3(t *testing.T) {
+	opts, bucket := s3Bucket(t)
+	opts[sdk.OptionCheckpointDir] = "s3://" + bucket + "/checkpoints"
+	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) sdk.CheckpointStorage {
+		s := fsstorage.New()
+		if err := s.Configure(context.Background(), opts); err != nil {
+			t.Fatalf("Configure: %v", err)
+		}
+		return s
+	}, 10)
+}

@@ -46,3 +46,19 @@ func TestConformance(t *testing.T) {
 		})
 	})
 }
+
+// TestTwoWritersOfOneCheckpoint: two jmstorage plugins with one checkpoint directory (a
+// runner that lost the job, whose metadata write was under way, and its successor) publish
+// the same checkpoint: the file goes through sdk/dirstorage's publication, so exactly one
+// wins, the other's error names its location, and the loser's disposal leaves the winner's
+// checkpoint whole (see sdktest.TwoWritersOfOneCheckpoint).
+func TestTwoWritersOfOneCheckpoint(t *testing.T) {
+	opts := conformanceOptions(t, "with-dirs")
+	sdktest.TwoWritersOfOneCheckpoint(t, func(t *testing.T) sdk.CheckpointStorage {
+		s := jmstorage.New()
+		if err := s.Configure(context.Background(), opts); err != nil {
+			t.Fatalf("Configure: %v", err)
+		}
+		return s
+	}, 10)
+}
