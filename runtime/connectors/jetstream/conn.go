@@ -5,7 +5,8 @@
 // enforces. It owns the connection settings both share (servers, credentials, TLS), the
 // positions and sink states they keep in checkpoints, their redistribution on rescale, and
 // the conversion of the configuration's nats.*, source.jetstream.* and sink.jetstream.* keys
-// into connectors.
+// into connectors. KVLease keeps a lease record (sdk.LeaseStore) on a key of a replicated
+// KV bucket, for ownership that lives in NATS rather than beside the checkpoints.
 //
 // Recovery never rests on acknowledgements nor on the stream's duplicate window: the source
 // reads with ordered consumers (no acks) from the sequences its checkpoint holds; the sink
