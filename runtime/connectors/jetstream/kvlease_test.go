@@ -3,12 +3,15 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/flowstate/flowstate/internal/natstest"
+	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/sdktest"
 )
@@ -83,5 +86,60 @@ func TestKVLeaseRefusesAMissingOrUnderReplicatedBucket(t *testing.T) {
 	}
 	if _, err := l.WriteLease(ctx, []byte("b"), ""); err != nil {
 		t.Fatalf("a create after the delete: %v", err)
+	}
+}
+
+// TestOwnershipOnKVLease runs the runner's own lease (runtime/ownership) on a KV key: a
+// second holder is refused while the first lives; a holder whose process has ended on this
+// machine (a runner killed with -9) is taken over at once, at the next epoch, and the
+// first holder's next renewal finds it has lost the lease.
+func TestOwnershipOnKVLease(t *testing.T) {
+	ts := startServer(t)
+	kvBucket(t, ts.js, "tasks", 1)
+	ctx := context.Background()
+	open := func() *KVLease {
+		l, err := OpenKVLease(ctx, ts.js, "tasks", "wc.task-3", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	opts := ownership.Options{TTL: 3 * time.Second, Where: "task 3 of job wc"}
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := ownership.Self("wc", "")
+	dead.PID = gone.Process.Pid // ended and reaped: this machine knows it is gone
+	first, err := ownership.Acquire(ctx, open(), dead, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Release(ctx)
+	if first.Record().Epoch != 1 {
+		t.Fatalf("first epoch %d, want 1", first.Record().Epoch)
+	}
+	second, err := ownership.Acquire(ctx, open(), ownership.Self("wc", ""), opts)
+	if err != nil {
+		t.Fatalf("a holder whose process is gone is not taken over: %v", err)
+	}
+	defer second.Release(ctx)
+	if prev, _, ok := second.TookOver(); !ok || second.Record().Epoch != 2 || prev.Epoch != 1 {
+		t.Fatalf("takeover: epoch %d, took over %v (epoch %d); want epoch 2 over 1", second.Record().Epoch, ok, prev.Epoch)
+	}
+	var held *ownership.HeldError
+	if _, err := ownership.Acquire(ctx, open(), ownership.Self("wc", ""), opts); !errors.As(err, &held) || held.Record.Epoch != 2 {
+		t.Fatalf("a third holder while the second lives: %v, want a HeldError naming epoch 2", err)
+	}
+	select {
+	case <-first.Lost():
+	case <-time.After(4 * opts.TTL):
+		t.Fatal("the first holder never learned it lost the lease")
+	}
+	if err := first.Check(); err == nil {
+		t.Fatal("the first holder's fence still passes after the takeover")
+	}
+	if err := second.Check(); err != nil {
+		t.Fatalf("the second holder's fence: %v", err)
 	}
 }
