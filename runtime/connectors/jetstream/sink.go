@@ -54,8 +54,10 @@ type Keyed interface {
 // expected last sequence, so the server refuses a batch whose writer did not see the last
 // marker. A writer restored after a crash reads the last marker and commits only the parts
 // it does not show; a writer that opens publishes a marker of a new owner epoch first, so
-// a zombie writer of an older run can commit nothing more. None of it depends on the
-// stream's duplicate window. Use a *Sink.
+// a zombie writer of an older run can commit nothing more. A writer whose chain shows
+// commits the state it opens with does not account for (no state, or a checkpoint older
+// than the last committed) is refused for good before it publishes: it would publish that
+// output again. None of it depends on the stream's duplicate window. Use a *Sink.
 type Sink struct {
 	// Conn is where the stream is.
 	Conn Conn
