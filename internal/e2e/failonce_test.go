@@ -303,3 +303,20 @@ func TestSignalSaysWhatStays(t *testing.T) {
 		})
 	}
 }
+
+// TestAnotherJobsCheckpointFailsOnce: --from a checkpoint of another job of the same type,
+// with its own output directory, fails at once on that job's output (its sink's pending
+// files are not in this job's), and the error says whose checkpoint it is, not only which
+// file is missing.
+func TestAnotherJobsCheckpointFailsOnce(t *testing.T) {
+	s := newWordcount(t, "hashmap", "filesystem", 256<<10, 0, nil)
+	withDefaultRestarts(t, s)
+	r := s.run(t)
+	if err := r.wait(t, time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))
+	}
+	pointer := latestPointer(t, s)
+	other := s.variant(t, filepath.Join(s.dir, "other.yaml"), map[string]any{"job.name": "other", "job.output": filepath.Join(s.dir, "other-out")})
+	failsOnce(t, startRunner(t, "run", "--config", other, "--plugin-dir", testbin.PluginDir(t), "--from", pointer),
+		pointer, `taken by another job, "wc" (this job is "other")`)
+}
