@@ -306,7 +306,7 @@ func (s *Sink) Open(ctx context.Context, subtask, parallelism int, state []byte)
 		return nil, err
 	}
 	w := &writer{s: s, what: what, subtask: subtask, nc: nc, js: js, chains: map[int]*chain{}, valid: map[string]bool{}}
-	if err := w.open(ctx, state); err != nil {
+	if err := w.open(ctx, parallelism, state); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -338,7 +338,7 @@ type writer struct {
 	ev               dataflow.ConnectorEvents
 }
 
-func (w *writer) open(ctx context.Context, state []byte) error {
+func (w *writer) open(ctx context.Context, parallelism int, state []byte) error {
 	s := w.s
 	st, info, err := stream(ctx, w.nc, w.js, s.Stream, w.what)
 	if err != nil {
@@ -360,6 +360,23 @@ func (w *writer) open(ctx context.Context, state []byte) error {
 		}
 		if st0.Job != s.Job {
 			return restart.Permanent(fmt.Errorf("%s: the state being restored is of job %q's markers, this sink writes job %q's", w.what, st0.Job, s.Job))
+		}
+	}
+	if state == nil {
+		// A run that restores nothing looks at its sibling subtasks' chains too, before it
+		// fences its own: another runner of the job may have committed on those only, and
+		// this subtask would fence that runner's writer before a sibling is refused.
+		for id := range parallelism {
+			if id == w.subtask {
+				continue
+			}
+			seq, mk, err := w.lastMarker(ctx, s.MarkerSubject(id))
+			if err != nil {
+				return err
+			}
+			if err := w.checkRestore(s.MarkerSubject(id), seq, mk, restoring{}); err != nil {
+				return err
+			}
 		}
 	}
 	// Fence every chain the writer answers for: its own, those it adopted in a rescale,

@@ -291,7 +291,8 @@ func refused(t *testing.T, s *Sink, subtask, p int, state []byte, wants ...strin
 // TestSinkRefusesAFreshWriterOnACommittedChain: a second runner of the job with its own
 // checkpoint directory (a writer that restores no state) opens on a chain whose writer has
 // committed: it is refused for good, naming the marker subject, before it publishes
-// anything, and the first writer goes on committing; the output holds each record once. A
+// anything, at parallelism 2 also the subtask whose own chain shows nothing committed, and
+// the first writer goes on committing; the output holds each record once. A
 // fresh writer on a chain with nothing committed yet (an attempt that failed before its
 // first checkpoint completed) takes it over.
 func TestSinkRefusesAFreshWriterOnACommittedChain(t *testing.T) {
@@ -311,6 +312,12 @@ func TestSinkRefusesAFreshWriterOnACommittedChain(t *testing.T) {
 	refused(t, s, 0, 1, nil, DefaultMarkerPrefix+".wc.0", `stream "OUT"`, "checkpoint 1", "restores no checkpoint", "execution.checkpointing.dir")
 	if n := len(ts.read(t, "OUT", DefaultMarkerPrefix+".")); n != markers {
 		t.Fatalf("the refused writer published: %d markers, %d before", n, markers)
+	}
+	// At parallelism 2, the second run's subtask 1, whose own chain shows nothing
+	// committed, is refused for its sibling's chain, and fences nothing of the first run.
+	refused(t, s, 1, 2, nil, DefaultMarkerPrefix+".wc.0", "restores no checkpoint")
+	if n := len(ts.read(t, "OUT", DefaultMarkerPrefix+".")); n != markers {
+		t.Fatalf("the refused writers published: %d markers, %d before", n, markers)
 	}
 	write(t, first, records("b", 2)...)
 	if _, err := first.PreCommit(2); err != nil {
