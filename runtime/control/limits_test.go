@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -197,4 +198,93 @@ func TestTokenFilesArePrivate(t *testing.T) {
 	if _, err := os.Stat(s.TokenFile()); !os.IsNotExist(err) {
 		t.Fatalf("the token file is still there after Close: %v", err)
 	}
+}
+
+// TestSlowHeadersAreCutOff: a client that sends its request's headers one byte at a time
+// (a slowloris), without a token, has its connection closed once ReadTimeout (the header
+// timeout too) has passed, long before its headers would end.
+func TestSlowHeadersAreCutOff(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	s, _, cancelled := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: timeout}})
+	conn, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	head := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: %s\r\n\r\n", JobPath, s.Addr(), strings.Repeat("a", 200)))
+	start := time.Now()
+	go func() { // one byte every 100 ms (about 25 s in all) until the connection is closed
+		for _, b := range head {
+			if _, err := conn.Write([]byte{b}); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond) // the slow client's pace: simulated, not a wait
+		}
+	}()
+	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	answer, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the connection of slow headers is still open after 15 s (ReadTimeout %s)", timeout)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("the connection of slow headers was closed after %s; ReadTimeout is %s", took, timeout)
+	}
+	if strings.Contains(string(answer), "200 OK") {
+		t.Fatalf("slow headers were served: %q", answer)
+	}
+	notCancelled(t, cancelled, "slow headers")
+}
+
+// TestHugeRequestsAreRefusedCheaply: a 1 MiB header is refused with 431, and a POST that
+// announces a 4 GB body, with the token, is answered 400 after at most the body cap has
+// been read: the endpoint closes the connection rather than take the rest.
+func TestHugeRequestsAreRefusedCheaply(t *testing.T) {
+	s, _, cancelled := listen(t)
+	big, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	go func() { // the endpoint may close the connection before it has all of it
+		fmt.Fprintf(big, "GET %s HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", JobPath, s.Addr(), strings.Repeat("a", 1<<20))
+	}()
+	big.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if status, err := bufio.NewReader(big).ReadString('\n'); err != nil || !strings.Contains(status, "431") {
+		t.Fatalf("a 1 MiB header: %q, %v; want 431", status, err)
+	}
+	conn, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: 4000000000\r\n\r\n{\"job\":\"",
+		CancelPath, s.Addr(), tokenOf(t, s))
+	sent := make(chan int64, 1)
+	go func() { // as much of the body as the endpoint takes
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		var n int64
+		for n < 4e9 {
+			if _, err := conn.Write(chunk); err != nil {
+				break
+			}
+			n += int64(len(chunk))
+		}
+		sent <- n
+	}()
+	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.Contains(status, "400") {
+		t.Fatalf("a 4 GB body: %q, %v; want 400", status, err)
+	}
+	conn.(*net.TCPConn).CloseRead()
+	select {
+	case n := <-sent:
+		// What the socket buffers hold besides the cap: a few MiB at most.
+		if n > 64<<20 {
+			t.Fatalf("the endpoint took %d bytes of a 4 GB body; want about its cap, %d", n, maxBodyBytes)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the endpoint still takes the 4 GB body 15 s after it answered")
+	}
+	notCancelled(t, cancelled, "a 4 GB body")
 }
