@@ -25,37 +25,43 @@ import (
 func TestSlowBodyIsCutOff(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	s, _, cancelled := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: timeout}})
+	const bodyLen = 200 // at one byte per 100 ms: 20 s
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n{",
+		CancelPath, s.Addr(), tokenOf(t, s), bodyLen)
+	cutOff(t, s, timeout, head, strings.Repeat(" ", bodyLen-1), "a slow body")
+	notCancelled(t, cancelled, "a slow body")
+}
+
+// cutOff sends head at once, then slow one byte every 100 ms, and checks that the endpoint
+// closes the connection without serving it within about its ReadTimeout, timeout.
+func cutOff(t *testing.T, s *Server, timeout time.Duration, head, slow, what string) {
+	t.Helper()
 	conn, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	const bodyLen = 200 // at one byte per 100 ms: 20 s
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n{",
-		CancelPath, s.Addr(), tokenOf(t, s), bodyLen)
+	io.WriteString(conn, head)
 	start := time.Now()
 	go func() { // one byte every 100 ms until the connection is closed
-		for i := 1; i < bodyLen; i++ {
+		for i := range len(slow) {
 			time.Sleep(100 * time.Millisecond) // the slow client's pace: simulated, not a wait
-			if _, err := conn.Write([]byte(" ")); err != nil {
+			if _, err := io.WriteString(conn, slow[i:i+1]); err != nil {
 				return
 			}
 		}
 	}()
 	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	r := bufio.NewReader(conn)
-	for {
-		if _, err := r.ReadByte(); err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				t.Fatalf("the connection of a slow body is still open after 15 s (ReadTimeout %s)", timeout)
-			}
-			break // closed by the endpoint
-		}
+	answer, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the connection of %s is still open after 15 s (ReadTimeout %s)", what, timeout)
 	}
 	if took := time.Since(start); took > 10*time.Second {
-		t.Fatalf("the connection of a slow body was closed after %s; ReadTimeout is %s", took, timeout)
+		t.Fatalf("the connection of %s was closed after %s; ReadTimeout is %s", what, took, timeout)
 	}
-	notCancelled(t, cancelled, "a slow body")
+	if strings.Contains(string(answer), " 200 ") || strings.Contains(string(answer), " 204 ") {
+		t.Fatalf("%s was served: %q", what, answer)
+	}
 }
 
 // TestLongSavepointOutlivesTheTimeouts: a savepoint that takes longer than the read and
@@ -206,32 +212,7 @@ func TestTokenFilesArePrivate(t *testing.T) {
 func TestSlowHeadersAreCutOff(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	s, _, cancelled := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: timeout}})
-	conn, err := net.Dial("tcp", s.Addr())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	head := []byte(fmt.Sprintf("GET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: %s\r\n\r\n", JobPath, s.Addr(), strings.Repeat("a", 200)))
-	start := time.Now()
-	go func() { // one byte every 100 ms (about 25 s in all) until the connection is closed
-		for _, b := range head {
-			if _, err := conn.Write([]byte{b}); err != nil {
-				return
-			}
-			time.Sleep(100 * time.Millisecond) // the slow client's pace: simulated, not a wait
-		}
-	}()
-	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	answer, err := io.ReadAll(conn)
-	if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatalf("the connection of slow headers is still open after 15 s (ReadTimeout %s)", timeout)
-	}
-	if took := time.Since(start); took > 10*time.Second {
-		t.Fatalf("the connection of slow headers was closed after %s; ReadTimeout is %s", took, timeout)
-	}
-	if strings.Contains(string(answer), "200 OK") {
-		t.Fatalf("slow headers were served: %q", answer)
-	}
+	cutOff(t, s, timeout, "G", fmt.Sprintf("ET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: %s\r\n\r\n", JobPath, s.Addr(), strings.Repeat("a", 200)), "slow headers")
 	notCancelled(t, cancelled, "slow headers")
 }
 
