@@ -113,9 +113,15 @@ func findToken(c config.Control, addr string) (token, from string, err error) {
 		t, err := control.ReadTokenFile(c.TokenFile, config.KeyRestTokenFile)
 		return t, config.KeyRestTokenFile + " " + c.TokenFile, err
 	}
-	_, port, err := net.SplitHostPort(addr)
+	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return "", "", fmt.Errorf("control endpoint %q: %w", addr, err)
+	}
+	if !onThisMachine(host) {
+		// The files hold the tokens of this machine's runners, by port: a lease that
+		// names another host with the port of a local runner (anyone who can write the
+		// checkpoint storage can write one) must not have that runner's token sent there.
+		return "", fmt.Sprintf("none: %s is not set, nor rest.token-file, and the runner's token files on this machine are for the runners on it, not for %s", control.TokenEnv, host), nil
 	}
 	files, err := control.TokenFiles(port)
 	if err != nil {
@@ -133,4 +139,34 @@ func findToken(c config.Control, addr string) (token, from string, err error) {
 	}
 	return "", fmt.Sprintf("none: %s is not set, nor rest.token-file, and this machine has none of %s, which the runner writes on its machine",
 		control.TokenEnv, strings.Join(files, ", ")), nil
+}
+
+// onThisMachine reports whether host, of a control endpoint's address, is this machine: a
+// loopback address, localhost, this machine's host name, or an address of one of its
+// interfaces. Other names are not resolved: their answer is not this machine's to give.
+func onThisMachine(host string) bool {
+	host = strings.TrimSuffix(strings.Trim(host, "[]"), ".")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	if h, err := os.Hostname(); err == nil && strings.EqualFold(host, h) {
+		return true
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return false
+	}
+	if ip.IsLoopback() {
+		return true
+	}
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok && n.IP.Equal(ip) {
+			return true
+		}
+	}
+	return false
 }

@@ -20,8 +20,8 @@ func writeToken(t *testing.T, path, token string) {
 
 // TestTokenLookupOrder: the CLI takes the job's token from $FLOWSTATE_REST_TOKEN, else
 // rest.token-file, else the runner's file for the port in $XDG_RUNTIME_DIR/flowstate, else
-// in the user's cache directory (where a runner without XDG_RUNTIME_DIR writes it); with
-// none it sends none and says where it looked.
+// in the user's cache directory (where a runner without XDG_RUNTIME_DIR writes it), for an
+// endpoint on this machine only; with none it sends none and says where it looked.
 func TestTokenLookupOrder(t *testing.T) {
 	runtimeDir, cacheDir := t.TempDir(), t.TempDir()
 	t.Setenv("XDG_RUNTIME_DIR", runtimeDir)
@@ -48,6 +48,20 @@ func TestTokenLookupOrder(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "token")
 	if err := os.WriteFile(file, []byte(strings.Repeat("f", 20)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	// A lease may name any host with the port of a runner here: the runner's own file
+	// goes to this machine's addresses only.
+	host, _ := os.Hostname()
+	for _, local := range []string{"[::1]:4711", "localhost:4711", host + ":4711"} {
+		if tok, _, err := findToken(config.Control{}, local); err != nil || tok != strings.Repeat("r", 20) {
+			t.Errorf("%s: %q, %v; want the runner's token", local, tok, err)
+		}
+	}
+	for _, remote := range []string{"203.0.113.9:4711", "evil.example:4711"} {
+		tok, from, err := findToken(config.Control{}, remote)
+		if err != nil || tok != "" || !strings.Contains(from, "not for "+strings.TrimSuffix(remote, ":4711")) {
+			t.Errorf("%s: %q from %q, %v; want no token, saying the files are this machine's", remote, tok, from, err)
+		}
 	}
 	want("rest.token-file", strings.Repeat("f", 20), "rest.token-file", config.Control{TokenFile: file})
 	t.Setenv(control.TokenEnv, strings.Repeat("e", 20))

@@ -229,31 +229,32 @@ func readMetadata(t *testing.T, pointer string) *checkpoint.Metadata {
 	return m
 }
 
+// finishedWordcount runs a small word count on backend with the default restart strategy
+// (and extra keys) to its end, and returns it and the pointer of its latest checkpoint.
+func finishedWordcount(t *testing.T, backend string, extra map[string]any) (*wordcountSetup, string) {
+	t.Helper()
+	s := newWordcount(t, backend, "filesystem", 256<<10, 0, extra)
+	withDefaultRestarts(t, s)
+	r := s.run(t)
+	if err := r.wait(t, time.Minute); err != nil {
+		t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))
+	}
+	return s, latestPointer(t, s)
+}
+
 // TestSharedCheckpointDirFailsOnce: a job restoring --from latest in a checkpoint directory
 // where an earlier job of the same name left its checkpoints fails at once, naming that
 // checkpoint (and so the directory): another job type, and another state backend whose
 // snapshots the job's cannot read (leveldb's incremental ones into hashmap).
 func TestSharedCheckpointDirFailsOnce(t *testing.T) {
 	t.Run("another-backend", func(t *testing.T) {
-		s := newWordcount(t, "leveldb", "filesystem", 256<<10, 0, map[string]any{"execution.checkpointing.incremental": true})
-		withDefaultRestarts(t, s)
-		r := s.run(t)
-		if err := r.wait(t, time.Minute); err != nil {
-			t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))
-		}
-		pointer := latestPointer(t, s)
+		s, pointer := finishedWordcount(t, "leveldb", map[string]any{"execution.checkpointing.incremental": true})
 		hashmap := s.variant(t, filepath.Join(s.dir, "hashmap.yaml"), map[string]any{"state.backend.type": "hashmap"})
 		failsOnce(t, startRunner(t, "run", "--config", hashmap, "--plugin-dir", testbin.PluginDir(t), "--from", "latest"),
 			pointer, "taken by the leveldb state backend", "job.name or execution.checkpointing.dir")
 	})
 	t.Run("another-job-type", func(t *testing.T) {
-		s := newWordcount(t, "hashmap", "filesystem", 256<<10, 0, nil)
-		withDefaultRestarts(t, s)
-		r := s.run(t)
-		if err := r.wait(t, time.Minute); err != nil {
-			t.Fatalf("%v\n%s", err, tail(r.out.String(), 20))
-		}
-		pointer := latestPointer(t, s)
+		s, pointer := finishedWordcount(t, "hashmap", nil)
 		aggregate := filepath.Join(s.dir, "aggregate.yaml")
 		writeConfig(t, aggregate, extended(t, edited(t, s.conf, map[string]any{"job.type": "aggregate", "job.input": nil}),
 			map[string]any{"job.keys": 100, "job.records": 1000}))
@@ -302,4 +303,15 @@ func TestSignalSaysWhatStays(t *testing.T) {
 			t.Logf("%s", lastLine(out))
 		})
 	}
+}
+
+// TestAnotherJobsCheckpointFailsOnce: --from a checkpoint of another job of the same type,
+// with its own output directory, fails at once on that job's output (its sink's pending
+// files are not in this job's), and the error says whose checkpoint it is, not only which
+// file is missing.
+func TestAnotherJobsCheckpointFailsOnce(t *testing.T) {
+	s, pointer := finishedWordcount(t, "hashmap", nil)
+	other := s.variant(t, filepath.Join(s.dir, "other.yaml"), map[string]any{"job.name": "other", "job.output": filepath.Join(s.dir, "other-out")})
+	failsOnce(t, startRunner(t, "run", "--config", other, "--plugin-dir", testbin.PluginDir(t), "--from", pointer),
+		pointer, `taken by another job, "wc" (this job is "other")`)
 }

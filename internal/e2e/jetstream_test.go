@@ -311,6 +311,49 @@ func TestJetStreamRunnerKilledBeforeCommit(t *testing.T) {
 	j.finish(t, j.runWhenFree(t, "--from", "latest"), 2*time.Minute)
 }
 
+// TestJetStreamCommittedOutputIsNotPublishedAgain: a second runner of the job with its own
+// checkpoint directory, started once the first has committed, would publish the first's
+// output again; then, after the job finished, a run --from its oldest checkpoint would
+// publish every later checkpoint's output again. Each is refused once (no restart), naming
+// the marker subject and the checkpoints, before it publishes anything, and the output
+// stays exact (the first runner unharmed).
+func TestJetStreamCommittedOutputIsNotPublishedAgain(t *testing.T) {
+	t.Parallel()
+	c := natstest.StartServer(t, natstest.Options{})
+	j := newJSWordcount(t, c, 10000, 40, jsOptions{}, nil)
+	j.publishInput(t)
+	r := j.run(t, "-D", "execution.checkpointing.num-retained=100")
+	waitFor(t, r, "a commit in "+jsOut, time.Minute, func(string) error {
+		if n := len(natstest.ReadAll(t, j.js, jsOut, "out.>")); n == 0 {
+			return fmt.Errorf("no record committed yet")
+		}
+		return nil
+	})
+	once := func(r *runner, wants ...string) {
+		t.Helper()
+		out := fails(t, r, time.Minute, append(wants, jsMarkers+".wc.")...)
+		if strings.Contains(out, "job failed; recovering") {
+			t.Fatalf("the refusal was retried by the restart strategy; want it once:\n%s", tail(out, 30))
+		}
+	}
+	second := j.run(t, "-D", "execution.checkpointing.dir="+filepath.Join(j.dir, "other-checkpoints"))
+	once(second, "but this run restores no checkpoint", "execution.checkpointing.dir")
+	j.finish(t, r, time.Minute)
+
+	chks, err := filepath.Glob(filepath.Join(j.dir, "checkpoints", "wc", "chk-*"))
+	if err != nil || len(chks) < 2 {
+		t.Fatalf("checkpoints of the finished job: %v, %v; want at least two", chks, err)
+	}
+	oldest, first := "", int64(0)
+	for _, chk := range chks {
+		if id, err := strconv.ParseInt(strings.TrimPrefix(filepath.Base(chk), "chk-"), 10, 64); err == nil && (first == 0 || id < first) {
+			oldest, first = chk, id
+		}
+	}
+	once(j.run(t, "--from", oldest), fmt.Sprintf("after checkpoint %d being restored", first), "--from latest")
+	j.checkOutput(t, r.out.String())
+}
+
 // writersBehind returns the marker subjects of jsOut whose last marker is of a checkpoint
 // before id: writers that had not committed checkpoint id.
 func writersBehind(t *testing.T, js jetstream.JetStream, id int64) []string {

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -24,37 +25,43 @@ import (
 func TestSlowBodyIsCutOff(t *testing.T) {
 	const timeout = 500 * time.Millisecond
 	s, _, cancelled := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: timeout}})
+	const bodyLen = 200 // at one byte per 100 ms: 20 s
+	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n{",
+		CancelPath, s.Addr(), tokenOf(t, s), bodyLen)
+	cutOff(t, s, timeout, head, strings.Repeat(" ", bodyLen-1), "a slow body")
+	notCancelled(t, cancelled, "a slow body")
+}
+
+// cutOff sends head at once, then slow one byte every 100 ms, and checks that the endpoint
+// closes the connection without serving it within about its ReadTimeout, timeout.
+func cutOff(t *testing.T, s *Server, timeout time.Duration, head, slow, what string) {
+	t.Helper()
 	conn, err := net.Dial("tcp", s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	const bodyLen = 200 // at one byte per 100 ms: 20 s
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: %d\r\n\r\n{",
-		CancelPath, s.Addr(), tokenOf(t, s), bodyLen)
+	io.WriteString(conn, head)
 	start := time.Now()
 	go func() { // one byte every 100 ms until the connection is closed
-		for i := 1; i < bodyLen; i++ {
+		for i := range len(slow) {
 			time.Sleep(100 * time.Millisecond) // the slow client's pace: simulated, not a wait
-			if _, err := conn.Write([]byte(" ")); err != nil {
+			if _, err := io.WriteString(conn, slow[i:i+1]); err != nil {
 				return
 			}
 		}
 	}()
 	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
-	r := bufio.NewReader(conn)
-	for {
-		if _, err := r.ReadByte(); err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				t.Fatalf("the connection of a slow body is still open after 15 s (ReadTimeout %s)", timeout)
-			}
-			break // closed by the endpoint
-		}
+	answer, err := io.ReadAll(conn)
+	if ne, ok := err.(net.Error); ok && ne.Timeout() {
+		t.Fatalf("the connection of %s is still open after 15 s (ReadTimeout %s)", what, timeout)
 	}
 	if took := time.Since(start); took > 10*time.Second {
-		t.Fatalf("the connection of a slow body was closed after %s; ReadTimeout is %s", took, timeout)
+		t.Fatalf("the connection of %s was closed after %s; ReadTimeout is %s", what, took, timeout)
 	}
-	notCancelled(t, cancelled, "a slow body")
+	if strings.Contains(string(answer), " 200 ") || strings.Contains(string(answer), " 204 ") {
+		t.Fatalf("%s was served: %q", what, answer)
+	}
 }
 
 // TestLongSavepointOutlivesTheTimeouts: a savepoint that takes longer than the read and
@@ -197,4 +204,68 @@ func TestTokenFilesArePrivate(t *testing.T) {
 	if _, err := os.Stat(s.TokenFile()); !os.IsNotExist(err) {
 		t.Fatalf("the token file is still there after Close: %v", err)
 	}
+}
+
+// TestSlowHeadersAreCutOff: a client that sends its request's headers one byte at a time
+// (a slowloris), without a token, has its connection closed once ReadTimeout (the header
+// timeout too) has passed, long before its headers would end.
+func TestSlowHeadersAreCutOff(t *testing.T) {
+	const timeout = 500 * time.Millisecond
+	s, _, cancelled := listenWith(t, Options{OpenReads: true, Limits: Limits{ReadTimeout: timeout}})
+	cutOff(t, s, timeout, "G", fmt.Sprintf("ET %s HTTP/1.1\r\nHost: %s\r\nX-Slow: %s\r\n\r\n", JobPath, s.Addr(), strings.Repeat("a", 200)), "slow headers")
+	notCancelled(t, cancelled, "slow headers")
+}
+
+// TestHugeRequestsAreRefusedCheaply: a 1 MiB header is refused with 431, and a POST that
+// announces a 4 GB body, with the token, is answered 400 after at most the body cap has
+// been read: the endpoint closes the connection rather than take the rest.
+func TestHugeRequestsAreRefusedCheaply(t *testing.T) {
+	s, _, cancelled := listen(t)
+	big, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer big.Close()
+	go func() { // the endpoint may close the connection before it has all of it
+		fmt.Fprintf(big, "GET %s HTTP/1.1\r\nHost: %s\r\nX-Big: %s\r\n\r\n", JobPath, s.Addr(), strings.Repeat("a", 1<<20))
+	}()
+	big.SetReadDeadline(time.Now().Add(15 * time.Second))
+	if status, err := bufio.NewReader(big).ReadString('\n'); err != nil || !strings.Contains(status, "431") {
+		t.Fatalf("a 1 MiB header: %q, %v; want 431", status, err)
+	}
+	conn, err := net.Dial("tcp", s.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAuthorization: Bearer %s\r\nContent-Length: 4000000000\r\n\r\n{\"job\":\"",
+		CancelPath, s.Addr(), tokenOf(t, s))
+	sent := make(chan int64, 1)
+	go func() { // as much of the body as the endpoint takes
+		chunk := []byte(strings.Repeat("a", 64<<10))
+		var n int64
+		for n < 4e9 {
+			if _, err := conn.Write(chunk); err != nil {
+				break
+			}
+			n += int64(len(chunk))
+		}
+		sent <- n
+	}()
+	conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+	status, err := bufio.NewReader(conn).ReadString('\n')
+	if err != nil || !strings.Contains(status, "400") {
+		t.Fatalf("a 4 GB body: %q, %v; want 400", status, err)
+	}
+	conn.(*net.TCPConn).CloseRead()
+	select {
+	case n := <-sent:
+		// What the socket buffers hold besides the cap: a few MiB at most.
+		if n > 64<<20 {
+			t.Fatalf("the endpoint took %d bytes of a 4 GB body; want about its cap, %d", n, maxBodyBytes)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the endpoint still takes the 4 GB body 15 s after it answered")
+	}
+	notCancelled(t, cancelled, "a 4 GB body")
 }

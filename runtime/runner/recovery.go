@@ -227,7 +227,8 @@ func (r *recovery) restored(m *checkpoint.Metadata) {
 	r.mon.RestoredFrom(m.CheckpointID, time.Now(), r.pointerOf(m), m.Savepoint)
 }
 
-// describe names the checkpoint or savepoint m, with its pointer while it is retained.
+// describe names the checkpoint or savepoint m, with its pointer while it is retained and
+// the job that took it when that is another.
 func (r *recovery) describe(m *checkpoint.Metadata) string {
 	what := fmt.Sprintf("checkpoint %d", m.CheckpointID)
 	if m.Savepoint {
@@ -235,6 +236,11 @@ func (r *recovery) describe(m *checkpoint.Metadata) string {
 	}
 	if p := r.pointerOf(m); p != "" {
 		what += " (" + p + ")"
+	}
+	if m.JobID != "" && r.job != nil && m.JobID != r.job.Name {
+		// Another job's checkpoint of the same type restores, and then fails on what it
+		// names of that job (its output's pending files): say whose it is.
+		what += fmt.Sprintf(", taken by another job, %q (this job is %q)", m.JobID, r.job.Name)
 	}
 	return what
 }

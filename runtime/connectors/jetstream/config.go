@@ -20,7 +20,7 @@ func SourceFromConfig(c *config.Config) (*Source, error) {
 		Conn: ConnFromConfig(c.NATS), Stream: j.Stream, Subjects: j.Subjects, StartMode: j.StartupMode,
 		StartTime: j.StartupTime, StartSequence: j.StartupSequence, Bounded: j.Bounded, DiscoveryInterval: j.DiscoveryInterval,
 		SkipDecodeErrors: j.OnDecodeError == config.OnErrorSkip, SkipRetentionGaps: j.OnRetentionGap == config.OnErrorSkip,
-		Keys: &SourceKeys{Stream: config.KeySourceStream, OnDecodeError: config.KeySourceOnDecode, OnRetentionGap: config.KeySourceOnGap},
+		Keys: &SourceKeys{Stream: config.KeySourceStream, Subjects: config.KeySourceSubjects, OnDecodeError: config.KeySourceOnDecode, OnRetentionGap: config.KeySourceOnGap},
 	}
 	if err := s.Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", c.File, err)

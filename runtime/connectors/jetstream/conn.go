@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -70,9 +71,9 @@ func (c Conn) Check() error {
 	if len(c.Servers) == 0 {
 		return errors.New("no NATS server given (nats.servers)")
 	}
-	for _, s := range c.Servers {
-		if _, err := url.Parse(serverURL(s)); err != nil {
-			return fmt.Errorf("nats.servers: %s is not a URL", redactURL(s))
+	for i, s := range c.Servers {
+		if err := checkServer(s); err != nil {
+			return fmt.Errorf("nats.servers: server %d of %d: %w", i+1, len(c.Servers), err)
 		}
 	}
 	n := 0
@@ -88,6 +89,25 @@ func (c Conn) Check() error {
 		return errors.New("nats.password is set without nats.user")
 	case (c.CertFile == "") != (c.KeyFile == ""):
 		return errors.New("nats.tls.cert-file and nats.tls.key-file go together")
+	}
+	return nil
+}
+
+// checkServer reports what makes s no server address a connection can ever reach: no URL,
+// no host, or a port that is not 1 to 65535. Such a mistake fails the job at once, where
+// a connection attempt would fail as a server down does, and be retried for ever.
+func checkServer(s string) error {
+	u, err := url.Parse(serverURL(s))
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s is not a URL", redactURL(s))
+	case u.Hostname() == "":
+		return fmt.Errorf("%s names no host", redactURL(s))
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%s: port %q is not 1 to 65535", redactURL(s), p)
+		}
 	}
 	return nil
 }

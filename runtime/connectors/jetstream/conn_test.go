@@ -139,9 +139,14 @@ func TestConnCheckAndDescribe(t *testing.T) {
 		{Conn{Servers: []string{"x"}, User: "u", Token: "t"}, "one way to authenticate"},
 		{Conn{Servers: []string{"x"}, Password: "p"}, "without nats.user"},
 		{Conn{Servers: []string{"x"}, CertFile: "c"}, "go together"},
+		// Addresses no retry can reach fail the check, as a server down would not.
+		{Conn{Servers: []string{"nats://h:4222", "nats://:4222"}}, "nats.servers: server 2 of 2: nats://:4222 names no host"},
+		{Conn{Servers: []string{"h:99999"}}, `nats://h:99999: port "99999" is not 1 to 65535`},
+		{Conn{Servers: []string{"nats://bob:pw-secret@h:0"}}, `nats://bob:xxxxx@h:0: port "0"`},
+		{Conn{Servers: []string{"nats://h:abc"}}, "server 1 of 1: (a server URL that does not parse)"},
 	} {
-		if err := c.conn.Check(); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v, want %q", c.conn, err, c.want)
+		if err := c.conn.Check(); err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "pw-secret") {
+			t.Errorf("%+v: %v, want %q and no secret", c.conn, err, c.want)
 		}
 	}
 	d := Conn{Servers: []string{"nats://bob:pw-secret@h:4222", "h2:4222"}, User: "bob", Password: "pw-secret", CAFile: "ca.pem"}.Describe()

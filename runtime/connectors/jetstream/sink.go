@@ -54,8 +54,10 @@ type Keyed interface {
 // expected last sequence, so the server refuses a batch whose writer did not see the last
 // marker. A writer restored after a crash reads the last marker and commits only the parts
 // it does not show; a writer that opens publishes a marker of a new owner epoch first, so
-// a zombie writer of an older run can commit nothing more. None of it depends on the
-// stream's duplicate window. Use a *Sink.
+// a zombie writer of an older run can commit nothing more. A writer whose chain shows
+// commits the state it opens with does not account for (no state, or a checkpoint older
+// than the last committed) is refused for good before it publishes: it would publish that
+// output again. None of it depends on the stream's duplicate window. Use a *Sink.
 type Sink struct {
 	// Conn is where the stream is.
 	Conn Conn
@@ -304,7 +306,7 @@ func (s *Sink) Open(ctx context.Context, subtask, parallelism int, state []byte)
 		return nil, err
 	}
 	w := &writer{s: s, what: what, subtask: subtask, nc: nc, js: js, chains: map[int]*chain{}, valid: map[string]bool{}}
-	if err := w.open(ctx, state); err != nil {
+	if err := w.open(ctx, parallelism, state); err != nil {
 		nc.Close()
 		return nil, err
 	}
@@ -336,7 +338,7 @@ type writer struct {
 	ev               dataflow.ConnectorEvents
 }
 
-func (w *writer) open(ctx context.Context, state []byte) error {
+func (w *writer) open(ctx context.Context, parallelism int, state []byte) error {
 	s := w.s
 	st, info, err := stream(ctx, w.nc, w.js, s.Stream, w.what)
 	if err != nil {
@@ -360,6 +362,23 @@ func (w *writer) open(ctx context.Context, state []byte) error {
 			return restart.Permanent(fmt.Errorf("%s: the state being restored is of job %q's markers, this sink writes job %q's", w.what, st0.Job, s.Job))
 		}
 	}
+	if state == nil {
+		// A run that restores nothing looks at its sibling subtasks' chains too, before it
+		// fences its own: another runner of the job may have committed on those only, and
+		// this subtask would fence that runner's writer before a sibling is refused.
+		for id := range parallelism {
+			if id == w.subtask {
+				continue
+			}
+			seq, mk, err := w.lastMarker(ctx, s.MarkerSubject(id))
+			if err != nil {
+				return err
+			}
+			if err := w.checkRestore(s.MarkerSubject(id), seq, mk, restoring{}); err != nil {
+				return err
+			}
+		}
+	}
 	// Fence every chain the writer answers for: its own, those it adopted in a rescale,
 	// and those of the transactions it restores.
 	ids := []int{w.subtask}
@@ -369,7 +388,7 @@ func (w *writer) open(ctx context.Context, state []byte) error {
 	}
 	slices.Sort(ids)
 	for _, id := range slices.Compact(ids) {
-		c, err := w.fence(ctx, id, st0.Chains[strconv.Itoa(id)])
+		c, err := w.fence(ctx, id, restoring{state: state != nil, checkpoint: st0.Checkpoint, known: st0.Chains[strconv.Itoa(id)]})
 		if err != nil {
 			return err
 		}
@@ -411,20 +430,26 @@ func (w *writer) lastMarker(ctx context.Context, subject string) (uint64, *marke
 	return m.Sequence, &mk, nil
 }
 
+// restoring is what the state a writer opens with says about the chains it fences.
+type restoring struct {
+	state      bool   // the writer restores a state (false: the run restores no checkpoint)
+	checkpoint int64  // the id of the checkpoint restored (0: not recorded)
+	known      uint64 // the last sequence of the chain's subject the state saw
+}
+
 // fence takes chain id over: it reads the chain's last marker and publishes an open marker
 // of the next owner epoch on top of it, which refuses the batches of any writer that
-// opened before. known is the last sequence the restored state says the subject had.
-func (w *writer) fence(ctx context.Context, id int, known uint64) (*chain, error) {
+// opened before. It refuses the chain, before it publishes anything, when the commits the
+// chain shows are not the restored state's to follow (checkRestore).
+func (w *writer) fence(ctx context.Context, id int, r restoring) (*chain, error) {
 	c := &chain{subtask: id, subject: w.s.MarkerSubject(id)}
 	for try := 0; ; try++ {
 		seq, mk, err := w.lastMarker(ctx, c.subject)
 		if err != nil {
 			return nil, err
 		}
-		if seq < known {
-			return nil, restart.Permanent(fmt.Errorf("%s: marker subject %s of stream %q has %s, but the checkpoint being restored saw its marker at sequence %d: "+
-				"the stream's limits (max age, max messages, a purge) removed markers, and which commits were done cannot be told; keep the markers (no max age on %s.>)",
-				w.what, c.subject, w.s.Stream, lastSeqText(seq), known, w.s.markerPrefix()))
+		if err := w.checkRestore(c.subject, seq, mk, r); err != nil {
+			return nil, err
 		}
 		if mk != nil {
 			c.epoch, c.done = mk.Owner+1, mk.mark
@@ -448,6 +473,38 @@ func (w *writer) fence(ctx context.Context, id int, known uint64) (*chain, error
 		}
 		// Another writer moved the chain in between (a zombie's last commit): read again.
 	}
+}
+
+// checkRestore reports why a writer restoring r must not take over the chain on subject,
+// whose last marker mk is at sequence seq: the stream's limits removed markers the state
+// saw; or the chain shows output committed that the run would publish again, because the
+// run restores no checkpoint (a second runner of the job with another checkpoint
+// directory, or a fresh start of a job whose output the stream holds) or restores one
+// older than the last checkpoint committed. A file sink moves such output aside; a stream
+// cannot, so the run is refused before it publishes anything, and no retry changes that.
+func (w *writer) checkRestore(subject string, seq uint64, mk *marker, r restoring) error {
+	if seq < r.known {
+		return restart.Permanent(fmt.Errorf("%s: marker subject %s of stream %q has %s, but the checkpoint being restored saw its marker at sequence %d: "+
+			"the stream's limits (max age, max messages, a purge) removed markers, and which commits were done cannot be told; keep the markers (no max age on %s.>)",
+			w.what, subject, w.s.Stream, lastSeqText(seq), r.known, w.s.markerPrefix()))
+	}
+	if mk == nil || mk.Checkpoint == 0 {
+		return nil // nothing committed on the chain yet
+	}
+	startOver := fmt.Sprintf("to start job %q over on this stream, delete the output it no longer wants and purge its marker subjects %s.%s.> (or give the job another job.name)",
+		w.s.Job, w.s.markerPrefix(), w.s.Job)
+	switch {
+	case !r.state:
+		return restart.Permanent(fmt.Errorf("%s: marker subject %s of stream %q shows checkpoint %d of job %q committed (owner epoch %d, sequence %d), but this run restores no checkpoint, "+
+			"and would publish that output again: another runner of the job (with another execution.checkpointing.dir) writes the stream, or an earlier run did; "+
+			"restore that run's checkpoint (--from latest, with its execution.checkpointing.dir), or %s",
+			w.what, subject, w.s.Stream, mk.Checkpoint, w.s.Job, mk.Owner, seq, startOver))
+	case r.checkpoint > 0 && mk.Checkpoint > r.checkpoint:
+		return restart.Permanent(fmt.Errorf("%s: marker subject %s of stream %q shows checkpoint %d of job %q committed (owner epoch %d, sequence %d), after checkpoint %d being restored: "+
+			"the stream holds the output of the checkpoints since, which this run would publish again; restore checkpoint %d or a later one (--from latest), or %s",
+			w.what, subject, w.s.Stream, mk.Checkpoint, w.s.Job, mk.Owner, seq, r.checkpoint, mk.Checkpoint, startOver))
+	}
+	return nil
 }
 
 func lastSeqText(seq uint64) string {
@@ -580,7 +637,7 @@ func (w *writer) PreCommit(id int64) ([]byte, error) {
 		w.pending = append(w.pending, t)
 	}
 	w.cur = nil
-	st := sinkState{Job: w.s.Job, Chains: map[string]uint64{}, Txs: w.pending}
+	st := sinkState{Job: w.s.Job, Checkpoint: id, Chains: map[string]uint64{}, Txs: w.pending}
 	for id, c := range w.chains {
 		st.Chains[strconv.Itoa(id)] = c.last
 	}
@@ -715,6 +772,9 @@ func (s *Sink) Redistribute(states [][]byte, parallelism int) ([][]byte, error) 
 		st, err := decodeSinkState(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s subtask %d: state: %w", s.what(), i, err)
+		}
+		for i := range shares {
+			shares[i].Checkpoint = max(shares[i].Checkpoint, st.Checkpoint)
 		}
 		for _, a := range st.Adopted {
 			shares[a%parallelism].Adopted = append(shares[a%parallelism].Adopted, a)

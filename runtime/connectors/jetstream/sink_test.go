@@ -269,6 +269,98 @@ func TestSinkRedistributesPendingTransactionsAndFencesOldChains(t *testing.T) {
 	}
 }
 
+// refused fails t unless opening s's writer of subtask (of p) with state is refused for
+// good, with an error that says each of wants.
+func refused(t *testing.T, s *Sink, subtask, p int, state []byte, wants ...string) {
+	t.Helper()
+	w, err := s.Open(context.Background(), subtask, p, state)
+	if err == nil {
+		w.Close()
+		t.Fatalf("the writer of subtask %d opened; want a refusal naming %q", subtask, wants)
+	}
+	if !restart.IsPermanent(err) {
+		t.Errorf("the refusal is not permanent (a restart would try again): %v", err)
+	}
+	for _, want := range wants {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the refusal does not say %q: %v", want, err)
+		}
+	}
+}
+
+// TestSinkRefusesAFreshWriterOnACommittedChain: a second runner of the job with its own
+// checkpoint directory (a writer that restores no state) opens on a chain whose writer has
+// committed: it is refused for good, naming the marker subject, before it publishes
+// anything, at parallelism 2 also the subtask whose own chain shows nothing committed, and
+// the first writer goes on committing; the output holds each record once. A
+// fresh writer on a chain with nothing committed yet (an attempt that failed before its
+// first checkpoint completed) takes it over.
+func TestSinkRefusesAFreshWriterOnACommittedChain(t *testing.T) {
+	ts := startServer(t)
+	outStream(t, ts, 0)
+	s := newSink(ts)
+	openSink(t, s, 0, 1, nil).Close() // nothing committed: the next fresh writer may open
+	first := openSink(t, s, 0, 1, nil)
+	write(t, first, records("a", 3)...)
+	if _, err := first.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(1); err != nil {
+		t.Fatal(err)
+	}
+	markers := len(ts.read(t, "OUT", DefaultMarkerPrefix+"."))
+	refused(t, s, 0, 1, nil, DefaultMarkerPrefix+".wc.0", `stream "OUT"`, "checkpoint 1", "restores no checkpoint", "execution.checkpointing.dir")
+	if n := len(ts.read(t, "OUT", DefaultMarkerPrefix+".")); n != markers {
+		t.Fatalf("the refused writer published: %d markers, %d before", n, markers)
+	}
+	// At parallelism 2, the second run's subtask 1, whose own chain shows nothing
+	// committed, is refused for its sibling's chain, and fences nothing of the first run.
+	refused(t, s, 1, 2, nil, DefaultMarkerPrefix+".wc.0", "restores no checkpoint")
+	if n := len(ts.read(t, "OUT", DefaultMarkerPrefix+".")); n != markers {
+		t.Fatalf("the refused writers published: %d markers, %d before", n, markers)
+	}
+	write(t, first, records("b", 2)...)
+	if _, err := first.PreCommit(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Commit(2); err != nil {
+		t.Fatalf("the first writer, after the second was refused: %v", err)
+	}
+	exactly(t, ts, append(records("a", 3), records("b", 2)...))
+}
+
+// TestSinkRefusesARestoreOlderThanTheLastCommit: checkpoints 1 and 2 are committed; a
+// restore of checkpoint 1 (--from an older checkpoint) would publish checkpoint 2's output
+// again, so it is refused for good, naming both checkpoints, at its own parallelism and
+// redistributed to another; a restore of checkpoint 2 opens, and the output is exact.
+func TestSinkRefusesARestoreOlderThanTheLastCommit(t *testing.T) {
+	ts := startServer(t)
+	outStream(t, ts, 0)
+	s := newSink(ts)
+	w := openSink(t, s, 0, 1, nil)
+	var states [][]byte
+	for cp := int64(1); cp <= 2; cp++ {
+		write(t, w, records(fmt.Sprint("c", cp), 2)...)
+		st, err := w.PreCommit(cp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Commit(cp); err != nil {
+			t.Fatal(err)
+		}
+		states = append(states, st)
+	}
+	w.Close()
+	refused(t, s, 0, 1, states[0], DefaultMarkerPrefix+".wc.0", "checkpoint 2", "after checkpoint 1 being restored")
+	shares, err := s.Redistribute(states[:1], 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused(t, s, 0, 2, shares[0], "checkpoint 2", "after checkpoint 1 being restored")
+	openSink(t, s, 0, 1, states[1]).Close()
+	exactly(t, ts, append(records("c1", 2), records("c2", 2)...))
+}
+
 // keyed is a record with a key.
 type keyed struct{ key, text string }
 

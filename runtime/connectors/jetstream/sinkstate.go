@@ -11,18 +11,21 @@ import (
 // sinkMagic starts a sink state: the format's name and version.
 var sinkMagic = []byte("FSJS\x01")
 
-// sinkState is what a sink writer keeps in a checkpoint: its pending transactions with
-// their records, the last sequence it saw on each marker chain it holds, and (in a state
-// Redistribute made) the chains of old subtasks it must fence.
+// sinkState is what a sink writer keeps in a checkpoint: the checkpoint's id, its pending
+// transactions with their records, the last sequence it saw on each marker chain it holds,
+// and (in a state Redistribute made) the chains of old subtasks it must fence.
 //
 // Encoded: sinkMagic, the uvarint length of a JSON header (this struct, the transactions
 // without their records), then for each transaction its records, each the uvarint index
 // of its subject, the uvarint length of its payload and the payload.
 type sinkState struct {
-	Job     string            `json:"job"`
-	Chains  map[string]uint64 `json:"chains"`
-	Adopted []int             `json:"adopted,omitempty"`
-	Txs     []*tx             `json:"txs"`
+	Job string `json:"job"`
+	// Checkpoint is the id of the checkpoint the state is of (0 in states written before
+	// it was recorded): a restore refuses a chain that shows a later checkpoint committed.
+	Checkpoint int64             `json:"checkpoint,omitempty"`
+	Chains     map[string]uint64 `json:"chains"`
+	Adopted    []int             `json:"adopted,omitempty"`
+	Txs        []*tx             `json:"txs"`
 }
 
 func (st sinkState) encode() ([]byte, error) {

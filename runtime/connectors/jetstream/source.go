@@ -105,7 +105,7 @@ type Source struct {
 
 // SourceKeys name the configuration keys a Source's settings come from.
 type SourceKeys struct {
-	Stream, OnDecodeError, OnRetentionGap string
+	Stream, Subjects, OnDecodeError, OnRetentionGap string
 }
 
 // runStart is what the subtasks of one run share: the stream as the run found it.
@@ -159,6 +159,39 @@ func (s *Source) Check() error {
 		return fmt.Errorf("%s: unknown startup mode %q (want earliest, latest, timestamp or sequence)", s.what(), s.StartMode)
 	}
 	return nil
+}
+
+// checkFilters refuses, for good, a subject filter that no subject the stream captures
+// can match: it reads nothing now or ever (the server refuses such a consumer filter too),
+// which a typo in the filter would otherwise make a run that ends with no records. A
+// stream that takes its messages from elsewhere (a mirror, sources, a subject transform)
+// stores subjects its own do not say, and is not checked.
+func (s *Source) checkFilters(info *jetstream.StreamInfo, server string) error {
+	c := info.Config
+	if len(c.Subjects) == 0 || c.Mirror != nil || len(c.Sources) > 0 || c.SubjectTransform != nil {
+		return nil
+	}
+	for _, f := range s.Subjects {
+		if !slices.ContainsFunc(c.Subjects, func(sub string) bool { return subjectsOverlap(f, sub) }) {
+			return restart.Permanent(fmt.Errorf("%s: subject filter %q%s matches no subject stream %q on %s captures (its subjects: %s): it would read nothing",
+				s.what(), f, keyHint(s.Keys, func(k *SourceKeys) string { return k.Subjects }), s.Stream, server, strings.Join(c.Subjects, ", ")))
+		}
+	}
+	return nil
+}
+
+// subjectsOverlap reports whether some subject matches both NATS subject filters a and b.
+func subjectsOverlap(a, b string) bool {
+	at, bt := strings.Split(a, "."), strings.Split(b, ".")
+	for i := 0; i < len(at) && i < len(bt); i++ {
+		switch x, y := at[i], bt[i]; {
+		case x == ">" || y == ">":
+			return true
+		case x != "*" && y != "*" && x != y:
+			return false
+		}
+	}
+	return len(at) == len(bt)
 }
 
 func keyHint[K any](keys *K, key func(*K) string) string {
@@ -350,6 +383,9 @@ func (r *reader) open(ctx context.Context, pos []byte) error {
 		return err
 	}
 	r.st, r.created = st, info.Created
+	if err := s.checkFilters(info, r.nc.ConnectedUrlRedacted()); err != nil {
+		return err
+	}
 	rs, err := s.runStartOf(ctx, st, info)
 	if err != nil {
 		return err

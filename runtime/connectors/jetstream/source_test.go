@@ -371,3 +371,30 @@ func TestSourceRefusesARecreatedStream(t *testing.T) {
 		t.Fatalf("restore onto a recreated stream: %v, want a permanent refusal", err)
 	}
 }
+
+// TestSourceRefusesAFilterTheStreamCannotMatch: a subject filter no subject of the
+// stream's can match (a typo: zzz.> on a stream of in.>) is refused for good, naming the
+// filter, its key, the stream and its subjects, where it read nothing and ended as if the
+// stream were empty; a filter that matches some of the stream's subjects, even with no
+// message yet, opens.
+func TestSourceRefusesAFilterTheStreamCannotMatch(t *testing.T) {
+	ts := startServer(t)
+	ts.stream(t, jetstream.StreamConfig{Name: "IN", Subjects: []string{"in.>", "other.*"}})
+	publishSpread(t, ts, []string{"in.a"}, 3)
+	keys := &SourceKeys{Subjects: "source.jetstream.subjects"}
+	for _, filter := range []string{"zzz.>", "in", "other.a.b", "other"} {
+		_, err := (&Source{Conn: ts.conn(), Stream: "IN", Subjects: []string{"in.a", filter}, Bounded: true, Keys: keys}).Open(context.Background(), 0, 1, nil)
+		if err == nil || !restart.IsPermanent(err) {
+			t.Fatalf("filter %q: %v; want a permanent refusal", filter, err)
+		}
+		for _, want := range []string{fmt.Sprintf("subject filter %q", filter), "source.jetstream.subjects", `stream "IN"`, "in.>, other.*"} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("filter %q: error %q does not say %q", filter, err, want)
+			}
+		}
+	}
+	for _, filter := range []string{"in.*", ">", "*.a", "other.x", "in.nothing.yet"} {
+		r := open(t, &Source{Conn: ts.conn(), Stream: "IN", Subjects: []string{filter}, Bounded: true, Keys: keys}, 0, 1, nil)
+		r.Close()
+	}
+}
