@@ -3,6 +3,7 @@ package jetstream
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,17 +12,28 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/flowstate/flowstate/internal/natstest"
+	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/runtime/ownership"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/sdktest"
 )
 
-// kvBucket creates bucket with replicas on js.
+// kvBucket creates bucket with replicas on js. A cluster just started may refuse an R3
+// bucket for a moment, its meta leader not knowing every peer yet ("no suitable peers for
+// placement", JetStream error 10005): the creation is tried again.
 func kvBucket(t *testing.T, js jetstream.JetStream, bucket string, replicas int) {
 	t.Helper()
-	if _, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: bucket, Replicas: replicas, Storage: jetstream.FileStorage}); err != nil {
-		t.Fatalf("create KV bucket %s: %v", bucket, err)
-	}
+	testwait.For(t, fmt.Sprintf("KV bucket %s (R%d) to be created", bucket, replicas), 30*time.Second, func() error {
+		_, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: bucket, Replicas: replicas, Storage: jetstream.FileStorage})
+		var api *jetstream.APIError
+		if errors.As(err, &api) && api.ErrorCode == 10005 {
+			return err
+		}
+		if err != nil {
+			return testwait.Stop(fmt.Errorf("create KV bucket %s: %w", bucket, err))
+		}
+		return nil
+	})
 }
 
 // leaseKit runs the LeaseStore conformance checks on a bucket of js: one key per job.
