@@ -438,3 +438,42 @@ func storageCause(err error) error {
 	}
 	return err
 }
+
+// adopt makes every table of tables (the list of checkpoint id's snapshot) one this store
+// owns: a table restored from a checkpoint is copied, on the remote store, to an object of
+// the store's own, which the live database and the list use from then on. It is what a
+// Full checkpoint does, so that it lists no object of a checkpoint the job does not own
+// (NO_CLAIM). On S3 the copy is a server-side CopyObject; here it streams the file.
+func (s *store) adopt(ctx context.Context, id int64, tables []tableInfo) error {
+	for i, info := range tables {
+		s.mu.Lock()
+		t := s.tables[info.Num]
+		foreign := t != nil && !t.owned && t.object == info.Object
+		s.mu.Unlock()
+		if !foreign {
+			continue
+		}
+		object := fmt.Sprintf("%sadopted-%06d.ldb", s.prefix, info.Num)
+		if err := copyObject(ctx, s.remote, info.Object, object, info.Size); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		t.object, t.owned = object, true
+		s.mu.Unlock()
+		tables[i].Object = object
+	}
+	return nil
+}
+
+// copyObject copies object from to a new object to, both of size bytes.
+func copyObject(ctx context.Context, remote Remote, from, to string, size int64) error {
+	rc, err := remote.Open(ctx, from)
+	if err != nil {
+		return fmt.Errorf("copy table %s to %s: %w", from, to, err)
+	}
+	defer rc.Close()
+	if err := remote.Create(ctx, to, rc, size); err != nil {
+		return fmt.Errorf("copy table %s to %s: %w", from, to, err)
+	}
+	return nil
+}
