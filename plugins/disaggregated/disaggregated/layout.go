@@ -29,7 +29,8 @@ import (
 //	                           last whole record when the snapshot was taken
 //	"journal/<number>"         the bytes of journal <number>.log (the memtables)
 //	"table/<number>"           a JSON object {"num", "object", "size", "crc32c"}: table
-//	                           <number>.ldb of the version is the remote object "object"
+//	                           <number>.ldb is the remote object "object"; the tables
+//	                           listed are a superset of those the manifest references
 //
 // Restoring lays out the manifest and journals in a new directory and opens the database
 // with its tables on the remote store. Meta is a small JSON object, for people reading
@@ -134,22 +135,4 @@ func (l *layout) writeLocal(dir string) error {
 		}
 	}
 	return nil
-}
-
-// parseTables returns the table numbers of goleveldb's "leveldb.sstables" property: a
-// "--- level N ---" line per level, then a "<number>:<size>[<min> .. <max>]" line per table.
-func parseTables(prop string) ([]int64, error) {
-	var out []int64
-	for _, line := range strings.Split(prop, "\n") {
-		if line == "" || strings.HasPrefix(line, "--- level ") {
-			continue
-		}
-		num, _, ok := strings.Cut(line, ":")
-		n, err := strconv.ParseInt(num, 10, 64)
-		if !ok || err != nil {
-			return nil, fmt.Errorf("goleveldb's table list: line %q", line)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }

@@ -34,7 +34,7 @@ type snapshot struct {
 
 // Snapshot freezes the state. For a checkpoint it cuts the database: it copies the
 // manifest up to its last whole record and the journals (the memtables), and pins the
-// remote tables of that version, all while goleveldb writes no manifest record, so quickly
+// remote tables, all while goleveldb writes no manifest record (store.takeCut), so quickly
 // and without a flush. For a savepoint it takes a goleveldb snapshot, written as a
 // canonical stream.
 func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
@@ -50,23 +50,11 @@ func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Sn
 		s.snap = snap
 		return s, nil
 	}
-	var nums []int64
-	c, err := kb.st.takeCut(func() error {
-		prop, err := kb.db.GetProperty("leveldb.sstables")
-		if err != nil {
-			return err
-		}
-		nums, err = parseTables(prop)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: snapshot %d of %s: %w", kb.name, opts.CheckpointID, kb.dir, err)
-	}
-	tables, err := kb.st.pin(opts.CheckpointID, nums)
+	l, err := kb.st.takeCut(opts.CheckpointID)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", kb.name, err)
 	}
-	s.l = &layout{remote: kb.remote.String(), manifestNum: c.manifestNum, manifest: c.manifest, journals: c.journals, tables: tables}
+	s.l = l
 	return s, nil
 }
 

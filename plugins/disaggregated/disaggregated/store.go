@@ -345,33 +345,39 @@ func (s *store) deleteTables(tables []*table) error {
 	return errors.Join(errs...)
 }
 
-// cut is what a snapshot copies of the database's local files: the current manifest up to
-// its last whole record and every journal up to what was written.
-type cut struct {
-	manifestNum int64
-	manifest    []byte
-	journals    map[int64][]byte
-}
-
 // takeCut copies the manifest and journals while no record is being written to them, and
-// calls during(), which reads the tables of the version the copy describes.
-func (s *store) takeCut(during func() error) (*cut, error) {
+// pins, for checkpoint id, every live table: a superset of the tables the copied manifest
+// references. (A table is registered when goleveldb closes it, before the manifest record
+// that adds it; it is removed only after the record that drops it, which the copy then
+// holds. goleveldb's own list of the version's tables could lag the manifest by the
+// record being committed.) A restore removes the extra tables from its database, never
+// from the remote store.
+func (s *store) takeCut(id int64) (*layout, error) {
 	s.freeze.Lock()
 	defer s.freeze.Unlock()
-	c := &cut{manifestNum: s.manifest.Num, journals: map[int64][]byte{}}
 	if s.manifest.Zero() {
-		return nil, fmt.Errorf("snapshot of %s: no manifest yet", s.dir)
+		return nil, fmt.Errorf("snapshot %d of %s: no manifest yet", id, s.dir)
 	}
+	l := &layout{remote: s.remote.String(), manifestNum: s.manifest.Num, journals: map[int64][]byte{}}
 	var err error
-	if c.manifest, err = readPrefix(filepath.Join(s.dir, s.manifest.String()), s.synced[s.manifest]); err != nil {
-		return nil, err
+	if l.manifest, err = readPrefix(filepath.Join(s.dir, s.manifest.String()), s.synced[s.manifest]); err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", id, err)
 	}
 	for fd, n := range s.written {
-		if c.journals[fd.Num], err = readPrefix(filepath.Join(s.dir, fd.String()), *n); err != nil {
-			return nil, err
+		if l.journals[fd.Num], err = readPrefix(filepath.Join(s.dir, fd.String()), *n); err != nil {
+			return nil, fmt.Errorf("snapshot %d: %w", id, err)
 		}
 	}
-	return c, during()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tables {
+		if t.live {
+			t.pending[id] = true
+			l.tables = append(l.tables, tableInfo{Num: t.num, Object: t.object, Size: t.size, CRC: t.crc})
+		}
+	}
+	sort.Slice(l.tables, func(i, j int) bool { return l.tables[i].Num < l.tables[j].Num })
+	return l, nil
 }
 
 // readPrefix reads the first n bytes of the file at path.
@@ -386,26 +392,6 @@ func readPrefix(path string, n int64) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
 	return b, nil
-}
-
-// pin lists the tables nums of a snapshot for checkpoint id, and marks them used by it
-// until it completes or is aborted.
-func (s *store) pin(id int64, nums []int64) ([]tableInfo, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]tableInfo, 0, len(nums))
-	for _, n := range nums {
-		t := s.tables[n]
-		if t == nil {
-			return nil, fmt.Errorf("snapshot %d of %s: table %06d.ldb is in the version but not on the remote store", id, s.dir, n)
-		}
-		out = append(out, tableInfo{Num: t.num, Object: t.object, Size: t.size, CRC: t.crc})
-	}
-	for _, n := range nums {
-		s.tables[n].pending[id] = true
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Num < out[j].Num })
-	return out, nil
 }
 
 // resolve ends checkpoint id's pending use of the tables: when it completed, the

@@ -210,3 +210,36 @@ func TestRemoteCreateOnce(t *testing.T) {
 }
 
 func utilRangeAll() util.Range { return util.Range{} }
+
+// TestRemoteCreateRace: of writers creating one object at once, exactly one wins, and the
+// object holds the winner's bytes whole.
+func TestRemoteCreateRace(t *testing.T) {
+	r, err := openRemote("file://" + t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const writers = 8
+	errs := make(chan error, writers)
+	for i := range writers {
+		go func() {
+			b := bytes.Repeat([]byte{byte('a' + i)}, 1<<20)
+			errs <- r.Create(context.Background(), "x/1.ldb", bytes.NewReader(b), int64(len(b)))
+		}()
+	}
+	wins := 0
+	for range writers {
+		switch err := <-errs; {
+		case err == nil:
+			wins++
+		case !errors.Is(err, fs.ErrExist):
+			t.Fatalf("Create: %v", err)
+		}
+	}
+	if wins != 1 {
+		t.Fatalf("%d writers won, want 1", wins)
+	}
+	b, err := os.ReadFile(filepath.Join(r.(*fileRemote).dir, "x", "1.ldb"))
+	if err != nil || len(b) != 1<<20 || bytes.Count(b, b[:1]) != len(b) {
+		t.Fatalf("object of %d bytes (%v), want 1 MiB of one writer's byte", len(b), err)
+	}
+}
