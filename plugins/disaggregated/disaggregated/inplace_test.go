@@ -161,15 +161,20 @@ func TestCheckpointInPlace(t *testing.T) {
 	sdktest.CheckContents(t, sdktest.OpenRestored(t, b3, p, hs2, streams), at1)
 }
 
+// filled returns a remote directory, and a keyed backend on it holding 40,000 keys, with
+// its parameters and streams for its snapshots.
+func filled(t *testing.T) (string, sdk.KeyedBackendParams, sdk.KeyedStateBackend, *sdktest.MemoryStreams) {
+	remote := t.TempDir()
+	p := sdktest.Params("op", 0, 1)
+	kb := sdktest.OpenKeyed(t, testBackend(t, remote, "64mb"), p)
+	sdktest.Fill(t, kb, nil, p.KeyGroups, 40000, "v1")
+	return remote, p, kb, sdktest.NewMemoryStreams()
+}
+
 // TestTableOwnership: the tables only the live database or an aborted checkpoint used are
 // deleted (on Close at the latest); those of a completed checkpoint stay, exactly.
 func TestTableOwnership(t *testing.T) {
-	remote := t.TempDir()
-	p := sdktest.Params("op", 0, 1)
-	b := testBackend(t, remote, "64mb")
-	kb := sdktest.OpenKeyed(t, b, p)
-	sdktest.Fill(t, kb, nil, p.KeyGroups, 40000, "v1")
-	streams := sdktest.NewMemoryStreams()
+	remote, p, kb, streams := filled(t)
 	aborted := layoutOf(t, sdktest.TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1}, streams), streams)
 	if err := kb.NotifyCheckpointAborted(bg, 1); err != nil {
 		t.Fatal(err)
@@ -194,12 +199,7 @@ func TestTableOwnership(t *testing.T) {
 // TestRestoreMissingTable: a checkpoint one of whose tables is gone from the remote store
 // is refused by Restore, naming the table.
 func TestRestoreMissingTable(t *testing.T) {
-	remote := t.TempDir()
-	p := sdktest.Params("op", 0, 1)
-	b := testBackend(t, remote, "64mb")
-	kb := sdktest.OpenKeyed(t, b, p)
-	sdktest.Fill(t, kb, nil, p.KeyGroups, 40000, "v1")
-	streams := sdktest.NewMemoryStreams()
+	remote, p, kb, streams := filled(t)
 	hs := sdktest.TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1}, streams)
 	if err := kb.NotifyCheckpointComplete(bg, 1); err != nil {
 		t.Fatal(err)
