@@ -62,7 +62,7 @@ func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
 }
 
 // setup returns the configuration, the remote store and the cache, creating the cache in
-// <localdir>/cache-<random>.
+// <localdir>/cache-<random> (newProcessCache).
 func (b *Backend) setup() (config, Remote, *cache, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -74,7 +74,7 @@ func (b *Backend) setup() (config, Remote, *cache, error) {
 		b.remote = r
 	}
 	if b.cache == nil {
-		c, err := newCache(filepath.Join(b.cfg.localDir, "cache-"+randomSuffix()), b.cfg.cacheSize)
+		c, err := newProcessCache(b.cfg.localDir, b.cfg.cacheSize)
 		if err != nil {
 			return b.cfg, nil, nil, err
 		}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/flowstate/flowstate/sdk"
 )
@@ -25,6 +26,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 type cache struct {
 	dir   string
 	bound int64
+	lock  *os.File // cacheLock, when the cache is the process's
 
 	mu      sync.Mutex
 	entries map[string]*entry // by object name
@@ -33,6 +35,7 @@ type cache struct {
 	open    int64             // bytes of entries with refs > 0
 	excess  int64             // the most total ever exceeded bound + open (0 when the bound held)
 	fetches int64             // objects downloaded, for tests
+	fetched int64             // bytes downloaded, for tests
 }
 
 // entry is one cached object.
@@ -53,6 +56,40 @@ func newCache(dir string, bound int64) (*cache, error) {
 		return nil, fmt.Errorf("create cache directory %s: %w", dir, err)
 	}
 	return &cache{dir: dir, bound: bound, entries: map[string]*entry{}, idle: list.New()}, nil
+}
+
+// cacheLock is the file in a process's cache directory that the process holds locked
+// (flock(2)) while it runs: a cache directory whose lock can be taken is a dead process's.
+const cacheLock = "LOCK"
+
+// newProcessCache creates the cache of this process in a new directory cache-<random>
+// under localDir, locked, after removing the cache directories of processes that are gone
+// (killed, or crashed), so that the bound holds across restarts.
+func newProcessCache(localDir string, bound int64) (*cache, error) {
+	stale, _ := filepath.Glob(filepath.Join(localDir, "cache-*"))
+	for _, d := range stale {
+		f, err := os.Open(filepath.Join(d, cacheLock))
+		if err != nil {
+			continue // not a cache directory, or one being created
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.RemoveAll(d)
+		}
+		f.Close()
+	}
+	c, err := newCache(filepath.Join(localDir, "cache-"+randomSuffix()), bound)
+	if err != nil {
+		return nil, err
+	}
+	lock, err := os.Create(filepath.Join(c.dir, cacheLock))
+	if err == nil {
+		err = syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock cache directory %s: %w", c.dir, err)
+	}
+	c.lock = lock // held open, so locked, until the process ends
+	return c, nil
 }
 
 // pathOf returns the cache file of an object.
@@ -104,6 +141,7 @@ func (c *cache) acquire(ctx context.Context, remote Remote, object string, size 
 		c.total += size
 		c.open += size
 		c.fetches++
+		c.fetched += size
 		c.evictLocked()
 		c.mu.Unlock()
 		e.err = download(ctx, remote, object, e.path, size, crc)
@@ -230,9 +268,10 @@ func download(ctx context.Context, remote Remote, object, path string, size int6
 	return nil
 }
 
-// fetchCount, openBytes and excessBytes report the cache's counters (for tests).
-func (c *cache) fetchCount() int64 { c.mu.Lock(); defer c.mu.Unlock(); return c.fetches }
-func (c *cache) openBytes() int64  { c.mu.Lock(); defer c.mu.Unlock(); return c.open }
+// fetchedBytes, fetchCount, openBytes and excessBytes report the cache's counters (for tests).
+func (c *cache) fetchedBytes() int64 { c.mu.Lock(); defer c.mu.Unlock(); return c.fetched }
+func (c *cache) fetchCount() int64   { c.mu.Lock(); defer c.mu.Unlock(); return c.fetches }
+func (c *cache) openBytes() int64    { c.mu.Lock(); defer c.mu.Unlock(); return c.open }
 func (c *cache) excessBytes() int64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()

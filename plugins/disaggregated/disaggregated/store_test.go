@@ -243,3 +243,34 @@ func TestRemoteCreateRace(t *testing.T) {
 		t.Fatalf("object of %d bytes (%v), want 1 MiB of one writer's byte", len(b), err)
 	}
 }
+
+// TestStaleCachesRemoved: a new process's cache removes the cache directories of processes
+// that are gone (their lock is free) and leaves those of running ones.
+func TestStaleCachesRemoved(t *testing.T) {
+	local := t.TempDir()
+	stale := filepath.Join(local, "cache-dead")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{cacheLock, "000001.ldb"} {
+		if err := os.WriteFile(filepath.Join(stale, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, err := newProcessCache(local, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stale cache %s: %v, want it removed", stale, err)
+	}
+	again, err := newProcessCache(local, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*cache{live, again} {
+		if _, err := os.Stat(filepath.Join(c.dir, cacheLock)); err != nil {
+			t.Fatalf("running cache %s: %v", c.dir, err)
+		}
+	}
+}
