@@ -2,7 +2,7 @@
 # `make test` runs the whole test suite (what CI runs).
 GO      ?= go
 BIN     := $(CURDIR)/bin
-PLUGINS := hashmap leveldb jmstorage fsstorage
+PLUGINS := hashmap leveldb disaggregated jmstorage fsstorage
 export FLOWSTATE_BIN := $(BIN)
 
 .PHONY: all build runner plugins run test test-busy vet fmt-check lint tools proto clean bench fuzz soak

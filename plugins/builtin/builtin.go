@@ -1,5 +1,5 @@
 // Package builtin is the registry of Flowstate's built-in plugins: hashmap, leveldb,
-// jmstorage and fsstorage. It owns their constructors, for whatever runs the built-ins in
+// disaggregated, jmstorage and fsstorage. It owns their constructors, for whatever runs the built-ins in
 // its own process (the benchmark, the custom job example, tests), and is the one place that
 // names their packages. What the runner needs to know of the built-ins without linking them
 // (names, kinds, options) is in runtime/builtins, which this package's tests hold against
@@ -13,6 +13,7 @@ package builtin
 import (
 	"maps"
 
+	"github.com/flowstate/flowstate/plugins/disaggregated/disaggregated"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
@@ -23,10 +24,11 @@ import (
 
 // constructors are the built-ins' constructors, by the names runtime/builtins gives them.
 var constructors = map[string]func() sdk.Plugin{
-	builtins.Hashmap:   func() sdk.Plugin { return hashmap.New() },
-	builtins.LevelDB:   func() sdk.Plugin { return leveldb.New() },
-	builtins.JMStorage: func() sdk.Plugin { return jmstorage.New() },
-	builtins.FSStorage: func() sdk.Plugin { return fsstorage.New() },
+	builtins.Hashmap:       func() sdk.Plugin { return hashmap.New() },
+	builtins.LevelDB:       func() sdk.Plugin { return leveldb.New() },
+	builtins.Disaggregated: func() sdk.Plugin { return disaggregated.New() },
+	builtins.JMStorage:     func() sdk.Plugin { return jmstorage.New() },
+	builtins.FSStorage:     func() sdk.Plugin { return fsstorage.New() },
 }
 
 // Constructors returns a new map of every built-in's constructor by name, what

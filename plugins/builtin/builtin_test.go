@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flowstate/flowstate/plugins/builtin"
+	"github.com/flowstate/flowstate/plugins/disaggregated/disaggregated"
 	"github.com/flowstate/flowstate/plugins/fsstorage/fsstorage"
 	"github.com/flowstate/flowstate/plugins/hashmap/hashmap"
 	"github.com/flowstate/flowstate/plugins/jmstorage/jmstorage"
@@ -31,14 +32,15 @@ func TestTable(t *testing.T) {
 	if got, want := names, slices.Sorted(maps.Keys(constructors)); !slices.Equal(got, want) {
 		t.Fatalf("runtime/builtins names %v, the registry constructs %v", got, want)
 	}
-	if want := []string{"fsstorage", "hashmap", "jmstorage", "leveldb"}; !slices.Equal(names, want) {
+	if want := []string{"disaggregated", "fsstorage", "hashmap", "jmstorage", "leveldb"}; !slices.Equal(names, want) {
 		t.Fatalf("built-ins %v, want %v", names, want)
 	}
 	optionKeys := map[string][]string{
-		hashmap.Name:   hashmap.OptionKeys(),
-		leveldb.Name:   leveldb.OptionKeys(),
-		jmstorage.Name: jmstorage.OptionKeys(),
-		fsstorage.Name: fsstorage.OptionKeys(),
+		hashmap.Name:       hashmap.OptionKeys(),
+		leveldb.Name:       leveldb.OptionKeys(),
+		disaggregated.Name: disaggregated.OptionKeys(),
+		jmstorage.Name:     jmstorage.OptionKeys(),
+		fsstorage.Name:     fsstorage.OptionKeys(),
 	}
 	for _, p := range all {
 		a, b := constructors[p.Name](), constructors[p.Name]()
@@ -88,6 +90,10 @@ func TestConstants(t *testing.T) {
 	for _, c := range []struct{ leaf, own string }{
 		{builtins.Hashmap, hashmap.Name},
 		{builtins.LevelDB, leveldb.Name},
+		{builtins.Disaggregated, disaggregated.Name},
+		{builtins.LevelDBLocalDir, disaggregated.OptionLocalDir},
+		{builtins.LevelDBBlockCacheSize, disaggregated.OptionBlockCacheSize},
+		{builtins.LevelDBWriteBufferSize, disaggregated.OptionWriteBufferSize},
 		{builtins.JMStorage, jmstorage.Name},
 		{builtins.FSStorage, fsstorage.Name},
 		{builtins.KindStateBackend, string(sdk.KindStateBackend)},

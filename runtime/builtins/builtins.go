@@ -1,5 +1,5 @@
-// Package builtins names Flowstate's built-in plugins (hashmap, leveldb, jmstorage and
-// fsstorage) without linking them: their names, the kinds each implements, the option keys
+// Package builtins names Flowstate's built-in plugins (hashmap, leveldb, disaggregated,
+// jmstorage and fsstorage) without linking them: their names, the kinds each implements, the option keys
 // each accepts, and the options and defaults the runner's configuration refers to by name
 // (Flink's keys are read as some of them). The configuration takes what it knows of the
 // built-ins from here, so that the runner binary, which runs every plugin out of process,
@@ -15,10 +15,12 @@ package builtins
 
 // Names of the built-in plugins.
 const (
-	Hashmap   = "hashmap"
-	LevelDB   = "leveldb"
-	JMStorage = "jmstorage"
-	FSStorage = "fsstorage"
+	Hashmap = "hashmap"
+	LevelDB = "leveldb"
+	// Disaggregated is the state backend whose table files live on a remote store.
+	Disaggregated = "disaggregated"
+	JMStorage     = "jmstorage"
+	FSStorage     = "fsstorage"
 )
 
 // Kinds of plugin, spelled as the SDK's sdk.Kind values.
@@ -60,6 +62,8 @@ type Plugin struct {
 
 // table holds the built-ins, sorted by name.
 var table = []Plugin{
+	{Name: Disaggregated, Kinds: []string{KindStateBackend},
+		Options: []string{"remote", LevelDBLocalDir, "cache-size", LevelDBBlockCacheSize, LevelDBWriteBufferSize}},
 	{Name: FSStorage, Kinds: []string{KindCheckpointStorage},
 		Options: []string{"dir", "savepoint-dir", "data-inline-threshold", FSStorageWriteBufferSize,
 			FSStorageS3Endpoint, "s3.region", FSStorageS3AccessKey, FSStorageS3SecretKey, FSStorageS3PathStyle, "s3.part-size"}},

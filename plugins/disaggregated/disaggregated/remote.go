@@ -1,0 +1,172 @@
+package disaggregated
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// Remote is the object store the table files live on: whole objects, written once under a
+// name and never changed, as S3 keeps them. A file:// directory implements it in this
+// slice (fileRemote); an S3 bucket is the next.
+type Remote interface {
+	// Create stores size bytes read from r as the object name, only if no object has that
+	// name (S3's conditional PUT with If-None-Match: *): when one has, it returns an error
+	// wrapping fs.ErrExist and leaves that object alone. An object is visible whole or not
+	// at all.
+	Create(ctx context.Context, name string, r io.Reader, size int64) error
+	// Open returns the bytes of the object name; a missing object is an error wrapping
+	// fs.ErrNotExist that names it.
+	Open(ctx context.Context, name string) (io.ReadCloser, error)
+	// Size returns the size of the object name (an error wrapping fs.ErrNotExist when it
+	// is missing).
+	Size(ctx context.Context, name string) (int64, error)
+	// List returns the names of the objects whose names start with prefix, sorted.
+	List(ctx context.Context, prefix string) ([]string, error)
+	// Delete removes the object name; a missing one is not an error.
+	Delete(ctx context.Context, name string) error
+	// String returns the store's URI, for errors and logs (never a secret).
+	String() string
+}
+
+// openRemote returns the Remote of a URI: file:///abs/dir (or a plain absolute path).
+func openRemote(uri string) (Remote, error) {
+	dir := uri
+	if strings.Contains(uri, "://") {
+		u, err := url.Parse(uri)
+		if err != nil {
+			return nil, err
+		}
+		if u.Scheme != "file" {
+			return nil, fmt.Errorf("scheme %q: this version of the plugin supports file:// only", u.Scheme)
+		}
+		if u.Host != "" && u.Host != "localhost" {
+			return nil, fmt.Errorf("file URI with host %q: want file:///absolute/path", u.Host)
+		}
+		dir = u.Path
+	}
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("want an absolute path, got %q", dir)
+	}
+	dir = filepath.Clean(dir)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create remote directory: %w", err)
+	}
+	return &fileRemote{dir: dir}, nil
+}
+
+// fileRemote is a Remote in a directory of a local (or mounted) file system. Objects are
+// files; a name's '/' separates directories. Create writes a temporary file and links it
+// into place (link(2) fails when the name exists), so an object appears whole and once.
+type fileRemote struct {
+	dir string
+}
+
+func (r *fileRemote) String() string { return "file://" + r.dir }
+
+// path returns the file of the object name, refusing names that leave the directory.
+func (r *fileRemote) path(name string) (string, error) {
+	if name == "" || !filepath.IsLocal(name) {
+		return "", fmt.Errorf("object name %q of %s: want a relative name inside the store", name, r)
+	}
+	return filepath.Join(r.dir, filepath.FromSlash(name)), nil
+}
+
+func (r *fileRemote) Create(ctx context.Context, name string, src io.Reader, size int64) (err error) {
+	p, err := r.path(name)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("create object %s in %s: %w", name, r, err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(p), ".upload-*")
+	if err != nil {
+		return fmt.Errorf("create object %s in %s: %w", name, r, err)
+	}
+	defer os.Remove(tmp.Name())
+	n, err := io.Copy(tmp, src)
+	if err == nil && n != size {
+		err = fmt.Errorf("read %d bytes, want %d", n, size)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("create object %s in %s: %w", name, r, err)
+	}
+	if err := os.Link(tmp.Name(), p); err != nil {
+		return fmt.Errorf("create object %s in %s: %w", name, r, err)
+	}
+	return nil
+}
+
+func (r *fileRemote) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	p, err := r.path(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, fmt.Errorf("open object %s in %s: %w", name, r, err)
+	}
+	return f, nil
+}
+
+func (r *fileRemote) Size(ctx context.Context, name string) (int64, error) {
+	p, err := r.path(name)
+	if err != nil {
+		return 0, err
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return 0, fmt.Errorf("size of object %s in %s: %w", name, r, err)
+	}
+	return fi.Size(), nil
+}
+
+func (r *fileRemote) List(ctx context.Context, prefix string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(r.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || strings.HasPrefix(d.Name(), ".upload-") {
+			return nil
+		}
+		rel, err := filepath.Rel(r.dir, p)
+		if err != nil {
+			return err
+		}
+		if name := filepath.ToSlash(rel); strings.HasPrefix(name, prefix) {
+			out = append(out, name)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list objects %q in %s: %w", prefix, r, err)
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+func (r *fileRemote) Delete(ctx context.Context, name string) error {
+	p, err := r.path(name)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("delete object %s in %s: %w", name, r, err)
+	}
+	return nil
+}

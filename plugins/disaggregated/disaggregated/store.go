@@ -1,0 +1,465 @@
+package disaggregated
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+
+	"github.com/syndtr/goleveldb/leveldb/storage"
+)
+
+// store is the goleveldb storage (storage.Storage) of one database: its journals, manifests
+// and CURRENT file stay in a local directory (goleveldb's own file storage), and its table
+// files (.ldb, written once and never changed) live on the remote store, uploaded when
+// goleveldb closes them and read through the cache.
+//
+// It also keeps who uses each remote table (the ownership rule of the package doc): the
+// live database, the snapshots written and not yet complete or aborted, and the completed
+// checkpoints. It deletes a remote table only when it created it and nothing uses it.
+type store struct {
+	local  storage.Storage // goleveldb's file storage of dir
+	dir    string
+	remote Remote
+	cache  *cache
+	// prefix starts the object names of the tables this store creates: unique to the
+	// store, so that two databases restored from one checkpoint never write the same name.
+	prefix string
+
+	mu     sync.Mutex
+	tables map[int64]*table
+	closed bool
+
+	// freeze is held by the writers of manifests and journals for each write, and by a
+	// snapshot while it copies them, so that the copy is a cut at a record boundary.
+	freeze   sync.Mutex
+	manifest storage.FileDesc            // the current manifest (SetMeta)
+	synced   map[storage.FileDesc]int64  // manifest bytes up to the last whole record
+	written  map[storage.FileDesc]*int64 // journal bytes written
+}
+
+// table is one table file of the database.
+type table struct {
+	num    int64
+	object string // its name on the remote store
+	size   int64
+	crc    uint32 // CRC-32C of its bytes
+	// owned says this store created the object; a table restored from a checkpoint
+	// belongs to the checkpoint and the store never deletes it.
+	owned bool
+	// live says goleveldb has not removed it.
+	live bool
+	// pending are the checkpoints whose written snapshots list it, neither complete nor
+	// aborted.
+	pending map[int64]bool
+	// checkpointed says a completed checkpoint lists it: from then on the checkpoint
+	// owns it, and the live database only uses it.
+	checkpointed bool
+}
+
+// tableInfo is what a snapshot lists of a table.
+type tableInfo struct {
+	Num    int64  `json:"num"`
+	Object string `json:"object"`
+	Size   int64  `json:"size"`
+	CRC    uint32 `json:"crc32c"`
+}
+
+// newStore returns the store of a database in dir (created), with restored the tables of
+// the checkpoint it restores (nil for an empty database).
+func newStore(dir string, remote Remote, c *cache, prefix string, restored []tableInfo) (*store, error) {
+	local, err := storage.OpenFile(dir, false)
+	if err != nil {
+		return nil, fmt.Errorf("open local directory %s: %w", dir, err)
+	}
+	s := &store{local: local, dir: dir, remote: remote, cache: c, prefix: prefix, tables: map[int64]*table{},
+		synced: map[storage.FileDesc]int64{}, written: map[storage.FileDesc]*int64{}}
+	for _, t := range restored {
+		s.tables[t.Num] = &table{num: t.Num, object: t.Object, size: t.Size, crc: t.CRC, live: true, pending: map[int64]bool{}}
+	}
+	return s, nil
+}
+
+var _ storage.Storage = (*store)(nil)
+
+func (s *store) Lock() (storage.Locker, error) { return s.local.Lock() }
+func (s *store) Log(str string)                { s.local.Log(str) }
+
+func (s *store) SetMeta(fd storage.FileDesc) error {
+	s.freeze.Lock()
+	defer s.freeze.Unlock()
+	if err := s.local.SetMeta(fd); err != nil {
+		return err
+	}
+	s.manifest = fd
+	return nil
+}
+
+func (s *store) GetMeta() (storage.FileDesc, error) { return s.local.GetMeta() }
+
+// List lists local files, and the live tables for storage.TypeTable.
+func (s *store) List(ft storage.FileType) ([]storage.FileDesc, error) {
+	fds, err := s.local.List(ft &^ storage.TypeTable)
+	if err != nil || ft&storage.TypeTable == 0 {
+		return fds, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tables {
+		if t.live {
+			fds = append(fds, storage.FileDesc{Type: storage.TypeTable, Num: t.num})
+		}
+	}
+	return fds, nil
+}
+
+// Open opens a local file, or a table through the cache.
+func (s *store) Open(fd storage.FileDesc) (storage.Reader, error) {
+	if fd.Type != storage.TypeTable {
+		return s.local.Open(fd)
+	}
+	s.mu.Lock()
+	t := s.tables[fd.Num]
+	var info tableInfo
+	if t != nil && t.live {
+		info = tableInfo{Num: t.num, Object: t.object, Size: t.size, CRC: t.crc}
+	}
+	s.mu.Unlock()
+	if info.Object == "" {
+		return nil, fmt.Errorf("open table %s in %s: %w", fd, s.dir, os.ErrNotExist)
+	}
+	f, e, err := s.cache.acquire(context.Background(), s.remote, info.Object, info.Size, info.CRC)
+	if err != nil {
+		return nil, &storage.ErrCorrupted{Fd: fd, Err: err}
+	}
+	return &cachedReader{File: f, release: func() { s.cache.release(e) }}, nil
+}
+
+// cachedReader is an open cached table; closing it releases the cache entry.
+type cachedReader struct {
+	*os.File
+	once    sync.Once
+	release func()
+}
+
+func (r *cachedReader) Close() error {
+	err := r.File.Close()
+	r.once.Do(r.release)
+	return err
+}
+
+// Create creates a local file, or a table written to the cache directory and uploaded when
+// closed.
+func (s *store) Create(fd storage.FileDesc) (storage.Writer, error) {
+	switch fd.Type {
+	case storage.TypeTable:
+		f, err := s.cache.tempFile()
+		if err != nil {
+			return nil, err
+		}
+		return &tableWriter{s: s, fd: fd, f: f, crc: crc32.New(castagnoli)}, nil
+	case storage.TypeManifest, storage.TypeJournal:
+		w, err := s.local.Create(fd)
+		if err != nil {
+			return nil, err
+		}
+		n := new(int64)
+		s.freeze.Lock()
+		if fd.Type == storage.TypeJournal {
+			s.written[fd] = n
+		} else {
+			s.synced[fd] = 0
+		}
+		s.freeze.Unlock()
+		return &cutWriter{s: s, fd: fd, w: w, n: n}, nil
+	default:
+		return s.local.Create(fd)
+	}
+}
+
+// cutWriter writes a manifest or a journal, counting what a snapshot may copy: a journal's
+// bytes as they are written (every database write flushes its record whole), a manifest's
+// up to its last Sync (goleveldb syncs after each whole record).
+type cutWriter struct {
+	s  *store
+	fd storage.FileDesc
+	w  storage.Writer
+	n  *int64 // bytes written
+}
+
+func (w *cutWriter) Write(p []byte) (int, error) {
+	w.s.freeze.Lock()
+	defer w.s.freeze.Unlock()
+	n, err := w.w.Write(p)
+	*w.n += int64(n)
+	return n, err
+}
+
+// Sync marks a manifest's record boundary. It does not call fsync: working files are not
+// durable anyway (snapshots are), as with NoSync.
+func (w *cutWriter) Sync() error {
+	if w.fd.Type == storage.TypeManifest {
+		w.s.freeze.Lock()
+		w.s.synced[w.fd] = *w.n
+		w.s.freeze.Unlock()
+	}
+	return nil
+}
+
+func (w *cutWriter) Close() error { return w.w.Close() }
+
+// tableWriter writes a new table to a file in the cache directory and, when goleveldb
+// closes it, uploads it to the remote store (conditionally: the name is new) and hands the
+// file to the cache.
+type tableWriter struct {
+	s    *store
+	fd   storage.FileDesc
+	f    *os.File
+	crc  hash32
+	size int64
+	done bool
+}
+
+// hash32 is the part of hash.Hash32 tableWriter uses.
+type hash32 interface {
+	io.Writer
+	Sum32() uint32
+}
+
+func (w *tableWriter) Write(p []byte) (int, error) {
+	n, err := w.f.Write(p)
+	w.crc.Write(p[:n])
+	w.size += int64(n)
+	return n, err
+}
+
+// Sync does nothing: the upload at Close is what makes a table durable.
+func (w *tableWriter) Sync() error { return nil }
+
+func (w *tableWriter) Close() error {
+	if w.done {
+		return nil
+	}
+	w.done = true
+	s := w.s
+	tmp := w.f.Name()
+	if err := w.f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write table %s: %w", w.fd, err)
+	}
+	object := fmt.Sprintf("%s%06d.ldb", s.prefix, w.fd.Num)
+	if err := upload(s.remote, object, tmp, w.size); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	t := &table{num: w.fd.Num, object: object, size: w.size, crc: w.crc.Sum32(), owned: true, live: true, pending: map[int64]bool{}}
+	s.mu.Lock()
+	s.tables[t.num] = t
+	s.mu.Unlock()
+	return s.cache.add(object, tmp, w.size)
+}
+
+// upload creates object from the file at path.
+func upload(remote Remote, object, path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("upload table %s: %w", object, err)
+	}
+	defer f.Close()
+	if err := remote.Create(context.Background(), object, f, size); err != nil {
+		return fmt.Errorf("upload table %s: %w", object, err)
+	}
+	return nil
+}
+
+// Remove removes a local file, or ends the live database's use of a table.
+func (s *store) Remove(fd storage.FileDesc) error {
+	if fd.Type != storage.TypeTable {
+		s.freeze.Lock()
+		delete(s.synced, fd)
+		delete(s.written, fd)
+		s.freeze.Unlock()
+		return s.local.Remove(fd)
+	}
+	s.mu.Lock()
+	t := s.tables[fd.Num]
+	if t == nil {
+		s.mu.Unlock()
+		return nil // a table whose upload failed: its file is gone already
+	}
+	t.live = false
+	del := s.unusedLocked(t)
+	s.mu.Unlock()
+	return s.deleteTables(del)
+}
+
+func (s *store) Rename(oldfd, newfd storage.FileDesc) error {
+	if oldfd.Type == storage.TypeTable || newfd.Type == storage.TypeTable {
+		return fmt.Errorf("rename %s to %s in %s: tables are never renamed: %w", oldfd, newfd, s.dir, storage.ErrInvalidFile)
+	}
+	return s.local.Rename(oldfd, newfd)
+}
+
+// Close closes the local storage and deletes the remote tables that only the live
+// database used.
+func (s *store) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	var del []*table
+	for _, t := range s.tables {
+		t.live = false
+		del = append(del, s.unusedLocked(t)...)
+	}
+	s.mu.Unlock()
+	return errors.Join(s.deleteTables(del), s.local.Close())
+}
+
+// unusedLocked returns t (and forgets it) when it may be deleted now: this store created
+// it and neither the live database, nor a pending snapshot, nor a completed checkpoint
+// uses it; s.mu is held.
+func (s *store) unusedLocked(t *table) []*table {
+	if t.live || t.checkpointed || len(t.pending) > 0 {
+		return nil
+	}
+	delete(s.tables, t.num)
+	if !t.owned {
+		return nil
+	}
+	return []*table{t}
+}
+
+// deleteTables deletes the remote objects of tables and their cached files.
+func (s *store) deleteTables(tables []*table) error {
+	var errs []error
+	for _, t := range tables {
+		s.cache.drop(t.object)
+		if err := s.remote.Delete(context.Background(), t.object); err != nil {
+			errs = append(errs, fmt.Errorf("delete unused table %s: %w", t.object, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// takeCut copies the manifest and journals while no record is being written to them, and
+// pins, for checkpoint id, every live table: a superset of the tables the copied manifest
+// references. (A table is registered when goleveldb closes it, before the manifest record
+// that adds it; it is removed only after the record that drops it, which the copy then
+// holds. goleveldb's own list of the version's tables could lag the manifest by the
+// record being committed.) A restore removes the extra tables from its database, never
+// from the remote store.
+func (s *store) takeCut(id int64) (*layout, error) {
+	s.freeze.Lock()
+	defer s.freeze.Unlock()
+	if s.manifest.Zero() {
+		return nil, fmt.Errorf("snapshot %d of %s: no manifest yet", id, s.dir)
+	}
+	l := &layout{remote: s.remote.String(), manifestNum: s.manifest.Num, journals: map[int64][]byte{}}
+	var err error
+	if l.manifest, err = readPrefix(filepath.Join(s.dir, s.manifest.String()), s.synced[s.manifest]); err != nil {
+		return nil, fmt.Errorf("snapshot %d: %w", id, err)
+	}
+	for fd, n := range s.written {
+		if l.journals[fd.Num], err = readPrefix(filepath.Join(s.dir, fd.String()), *n); err != nil {
+			return nil, fmt.Errorf("snapshot %d: %w", id, err)
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tables {
+		if t.live {
+			t.pending[id] = true
+			l.tables = append(l.tables, tableInfo{Num: t.num, Object: t.object, Size: t.size, CRC: t.crc})
+		}
+	}
+	sort.Slice(l.tables, func(i, j int) bool { return l.tables[i].Num < l.tables[j].Num })
+	return l, nil
+}
+
+// readPrefix reads the first n bytes of the file at path.
+func readPrefix(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(f, b); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return b, nil
+}
+
+// resolve ends checkpoint id's pending use of the tables: when it completed, the
+// checkpoint owns them from now on; when it was aborted, the tables it alone used are
+// deleted.
+func (s *store) resolve(id int64, completed bool) error {
+	s.mu.Lock()
+	var del []*table
+	for _, t := range s.tables {
+		if !t.pending[id] {
+			continue
+		}
+		delete(t.pending, id)
+		if completed {
+			t.checkpointed = true
+		}
+		del = append(del, s.unusedLocked(t)...)
+	}
+	s.mu.Unlock()
+	return s.deleteTables(del)
+}
+
+// storageCause returns the error a goleveldb error of the storage carries (goleveldb
+// reports a failed table open as a *storage.ErrCorrupted, which does not unwrap), so that
+// sdk.ErrCorrupt and fs.ErrNotExist show through; other errors come back as they are.
+func storageCause(err error) error {
+	var ec *storage.ErrCorrupted
+	if errors.As(err, &ec) && ec.Err != nil {
+		return fmt.Errorf("goleveldb file %s: %w", ec.Fd, ec.Err)
+	}
+	return err
+}
+
+// adopt makes every table of tables (the list of checkpoint id's snapshot) one this store
+// owns: a table restored from a checkpoint is copied, on the remote store, to an object of
+// the store's own, which the live database and the list use from then on. It is what a
+// Full checkpoint does, so that it lists no object of a checkpoint the job does not own
+// (NO_CLAIM). On S3 the copy is a server-side CopyObject; here it streams the file.
+func (s *store) adopt(ctx context.Context, id int64, tables []tableInfo) error {
+	for i, info := range tables {
+		s.mu.Lock()
+		t := s.tables[info.Num]
+		foreign := t != nil && !t.owned && t.object == info.Object
+		s.mu.Unlock()
+		if !foreign {
+			continue
+		}
+		object := fmt.Sprintf("%sadopted-%06d.ldb", s.prefix, info.Num)
+		if err := copyObject(ctx, s.remote, info.Object, object, info.Size); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		t.object, t.owned = object, true
+		s.mu.Unlock()
+		tables[i].Object = object
+	}
+	return nil
+}
+
+// copyObject copies object from to a new object to, both of size bytes.
+func copyObject(ctx context.Context, remote Remote, from, to string, size int64) error {
+	rc, err := remote.Open(ctx, from)
+	if err != nil {
+		return fmt.Errorf("copy table %s to %s: %w", from, to, err)
+	}
+	defer rc.Close()
+	if err := remote.Create(ctx, to, rc, size); err != nil {
+		return fmt.Errorf("copy table %s to %s: %w", from, to, err)
+	}
+	return nil
+}
