@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/syndtr/goleveldb/leveldb/util"
+
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/sdktest"
 )
@@ -94,6 +96,12 @@ func TestCheckpointInPlace(t *testing.T) {
 	kb1 := sdktest.OpenKeyed(t, b1, p)
 	m := sdktest.Model{}
 	sdktest.Fill(t, kb1, m, p.KeyGroups, 60000, "v1")
+	// Settle the tables, so that the checkpoint's version wants no compaction: one that
+	// goleveldb starts when it opens the restored database would read (download) the
+	// tables it compacts while the test measures what the restore itself fetched.
+	if err := kb1.(*keyed).db.CompactRange(util.Range{}); err != nil {
+		t.Fatal(err)
+	}
 	sdktest.Fill(t, kb1, m, p.KeyGroups, 500, "v2") // in the memtable, in the journal
 	streams := sdktest.NewMemoryStreams()
 	hs := sdktest.TakeSnapshot(t, kb1, p, sdk.SnapshotOptions{CheckpointID: 1}, streams)
@@ -129,12 +137,9 @@ func TestCheckpointInPlace(t *testing.T) {
 
 	b2 := testBackend(t, remote, "256kb")
 	kb2 := sdktest.OpenRestored(t, b2, p, hs, streams)
-	// goleveldb may start a compaction when it opens a database whose version wants one,
-	// which reads the tables it compacts; the restore itself downloads nothing.
-	if n := b2.cache.fetchedBytes(); n > tableBytes/2 {
+	if n := b2.cache.fetchedBytes(); n != 0 {
 		t.Fatalf("restore in place downloaded %d of the checkpoint's %d table bytes before the first read", n, tableBytes)
 	}
-	t.Logf("before the first read: %d of %d table bytes fetched (a compaction at open)", b2.cache.fetchedBytes(), tableBytes)
 	sdktest.CheckContents(t, kb2, at1)
 	if n := b2.cache.fetchCount(); n == 0 {
 		t.Fatal("reads after the restore fetched no table")
