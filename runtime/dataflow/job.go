@@ -49,6 +49,17 @@ type SinkWriter interface {
 	Close() error
 }
 
+// Flusher is a SinkWriter whose Commit may return before the transactions are visible
+// (a commit in the background, while the subtask goes on writing). Flush waits until
+// every commit asked for is done and returns the error of any that failed; the run
+// calls it when the subtask's input has ended, after its last Commit, so that a job
+// finishes only once its output is visible. Such a writer's next Commit returns the
+// error of a failed earlier one, and a commit lost to a crash must be safe to redo from
+// the checkpoint's sink state.
+type Flusher interface {
+	Flush() error
+}
+
 // Job is a dataflow graph.
 type Job struct {
 	// Name names the job; checkpoints are kept under it.

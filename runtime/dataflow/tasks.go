@@ -491,6 +491,11 @@ func (t *stageTask) finish(ctx context.Context) error {
 	if err := t.commit(ctx); err != nil {
 		return err
 	}
+	if f, ok := t.sink.(Flusher); ok {
+		if err := f.Flush(); err != nil {
+			return fmt.Errorf("sink subtask %d: finish the commit of checkpoint %d: %w", t.idx, t.done, err)
+		}
+	}
 	if t.sink != nil {
 		return nil
 	}

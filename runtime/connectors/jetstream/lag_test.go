@@ -146,13 +146,13 @@ func TestSinkReportsItsCommits(t *testing.T) {
 	if _, err := w.PreCommit(1); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Commit(1); err != nil {
+	if err := commit(w, 1); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.PreCommit(2); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Commit(2); err != nil { // nothing to commit: nothing reported
+	if err := commit(w, 2); err != nil { // nothing to commit: nothing reported
 		t.Fatal(err)
 	}
 	exactly(t, ts, records("a", 5))

@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/nats-io/nats.go"
@@ -336,6 +336,14 @@ type writer struct {
 	// (Measure), nil when nothing measures the writer.
 	committedRecords int
 	ev               dataflow.ConnectorEvents
+
+	// mu guards pending and the chains' last and done, which the commit in flight
+	// changes while the subtask writes and pre-commits.
+	mu sync.Mutex
+	// inflight receives the result of the commit in flight (nil: none); failed is the
+	// first commit that failed, which every later Commit and Flush returns.
+	inflight chan error
+	failed   error
 }
 
 func (w *writer) open(ctx context.Context, parallelism int, state []byte) error {
@@ -628,131 +636,16 @@ func (w *writer) checkRecordSubject(subject, key string) error {
 	return nil
 }
 
-// PreCommit implements dataflow.SinkWriter: the interval's records become a pending
-// transaction of checkpoint id, and the sink state holds every pending transaction.
-func (w *writer) PreCommit(id int64) ([]byte, error) {
-	if t := w.cur; t != nil && t.Records > 0 {
-		t.Checkpoint = id
-		t.keys = nil
-		w.pending = append(w.pending, t)
-	}
-	w.cur = nil
-	st := sinkState{Job: w.s.Job, Checkpoint: id, Chains: map[string]uint64{}, Txs: w.pending}
-	for id, c := range w.chains {
-		st.Chains[strconv.Itoa(id)] = c.last
-	}
-	return st.encode()
-}
-
-// Commit implements dataflow.SinkWriter: the pending transactions up to id are published.
-func (w *writer) Commit(id int64) error {
-	start, parts0, records0 := time.Now(), w.committed, w.committedRecords
-	defer func() {
-		if w.ev != nil && w.committed > parts0 {
-			w.ev.Committed(w.committedRecords-records0, w.committed-parts0, time.Since(start))
-		}
-	}()
-	n := 0
-	for _, t := range w.pending {
-		if t.Checkpoint > id {
-			break
-		}
-		if err := w.commitTx(context.Background(), t); err != nil {
-			w.pending = w.pending[n:]
-			return err
-		}
-		n++
-	}
-	w.pending = w.pending[n:]
-	return nil
-}
-
-// Measure implements dataflow.Measured: each Commit that published reports its records,
-// its batches (the atomic publishes of its parts) and how long it took.
-func (w *writer) Measure(ev dataflow.ConnectorEvents) { w.ev = ev }
-
-// commitTx publishes the parts of t its chain does not show as committed.
-func (w *writer) commitTx(ctx context.Context, t *tx) error {
-	c := w.chains[t.Chain]
-	parts := t.parts()
-	skipped := 0
-	for part := 1; part <= parts; part++ {
-		m := mark{t.Epoch, t.Checkpoint, part}
-		if !c.done.less(m) {
-			skipped++
-			continue
-		}
-		if err := w.commitPart(ctx, c, t, part, parts); err != nil {
-			return err
-		}
-		w.committed++
-		w.committedRecords += min(t.PartSize, t.Records-(part-1)*t.PartSize)
-		if w.s.failAfterParts > 0 && w.committed >= w.s.failAfterParts {
-			return errors.New("injected failure after committing parts")
-		}
-	}
-	if skipped > 0 && w.s.Logger != nil {
-		w.s.Logger.Info("jetstream sink skips parts its markers show as committed", "subject", c.subject, "checkpoint", t.Checkpoint, "parts", skipped, "of", parts)
-	}
-	return nil
-}
-
-// commitPart publishes part (1-based, of parts) of t as one atomic batch, its last message
-// the marker, its first expecting the chain's last sequence.
-func (w *writer) commitPart(ctx context.Context, c *chain, t *tx, part, parts int) error {
-	from := (part - 1) * t.PartSize
-	to := min(from+t.PartSize, t.Records)
-	msgs := make([]*nats.Msg, 0, to-from+1)
-	for i := from; i < to; i++ {
-		m := nats.NewMsg(t.Subjects[t.subj[i]])
-		m.Data = t.payload(i)
-		msgs = append(msgs, m)
-	}
-	mk := marker{Job: w.s.Job, Subtask: c.subtask, Owner: c.epoch, Kind: markerCommit, mark: mark{t.Epoch, t.Checkpoint, part}, Parts: parts}
-	mm := nats.NewMsg(c.subject)
-	mm.Data, _ = json.Marshal(mk)
-	// A second, time-bound layer: the server also refuses a part it committed within its
-	// duplicate window.
-	mm.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d:%d:%d", c.subject, t.Epoch, t.Checkpoint, part))
-	msgs = append(msgs, mm)
-	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, c.subject)
-	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(c.last, 10))
-	for try := 1; ; try++ {
-		ack, err := jetstreamext.PublishMsgBatch(ctx, w.js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
-		if err == nil {
-			c.last, c.done = ack.Sequence, mk.mark
-			return nil
-		}
-		// Whether or not the server took the batch, the chain says what holds.
-		seq, last, rerr := w.lastMarker(ctx, c.subject)
-		if rerr != nil {
-			return fmt.Errorf("%s: commit checkpoint %d part %d of %d to %s: %w (and then: %w)", w.what, t.Checkpoint, part, parts, w.s.Conn.servers(), err, rerr)
-		}
-		switch {
-		case last != nil && last.Owner > c.epoch:
-			return restart.Permanent(fmt.Errorf("%s: fenced: marker subject %s of stream %q shows owner epoch %d, this writer's is %d: "+
-				"a newer run of job %q has taken the output over, and this writer's commit of checkpoint %d is refused", w.what, c.subject, w.s.Stream, last.Owner, c.epoch, w.s.Job, t.Checkpoint))
-		case last != nil && last.Owner == c.epoch && !last.mark.less(mk.mark):
-			c.last, c.done = seq, last.mark // the batch went through; its ack did not
-			return nil
-		case seq != c.last:
-			return restart.Permanent(fmt.Errorf("%s: marker subject %s of stream %q moved to sequence %d (this writer expected %d) without a marker of a newer owner: "+
-				"something else publishes there", w.what, c.subject, w.s.Stream, seq, c.last))
-		case wrongLastSequence(err) || duplicateMarker(err) || try >= commitTries:
-			return fmt.Errorf("%s: commit checkpoint %d part %d of %d to %s: %w", w.what, t.Checkpoint, part, parts, w.s.Conn.servers(), err)
-		}
-		time.Sleep(time.Duration(try) * 100 * time.Millisecond) // the chain is where it was: send again
-	}
-}
-
 // Aborted implements dataflow.SinkWriter: the transaction stays pending, for the next
 // completed checkpoint to commit.
 func (w *writer) Aborted(int64) error { return nil }
 
-// Close implements dataflow.SinkWriter; pending transactions stay in the checkpoints.
+// Close implements dataflow.SinkWriter: it waits for the commit in flight (see Commit);
+// pending transactions stay in the checkpoints.
 func (w *writer) Close() error {
+	err := w.Flush()
 	w.nc.Close()
-	return nil
+	return err
 }
 
 // Redistribute implements dataflow.Redistributor: each pending transaction goes to the new

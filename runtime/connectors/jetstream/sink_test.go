@@ -47,6 +47,15 @@ func write(t *testing.T, w dataflow.SinkWriter, recs ...string) {
 	}
 }
 
+// commit commits w's transactions up to checkpoint id and waits until they are visible,
+// as the run does when a subtask's input ends.
+func commit(w dataflow.SinkWriter, id int64) error {
+	if err := w.Commit(id); err != nil {
+		return err
+	}
+	return w.(dataflow.Flusher).Flush()
+}
+
 func records(prefix string, n int) []string {
 	out := make([]string, n)
 	for i := range out {
@@ -103,14 +112,14 @@ func TestSinkCommitsWhenTheCheckpointCompletes(t *testing.T) {
 	}
 	write(t, w, records("b", 3)...)
 	exactly(t, ts, nil)
-	if err := w.Commit(1); err != nil {
+	if err := commit(w, 1); err != nil {
 		t.Fatal(err)
 	}
 	exactly(t, ts, records("a", 5))
 	if _, err := w.PreCommit(2); err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Commit(2); err != nil {
+	if err := commit(w, 2); err != nil {
 		t.Fatal(err)
 	}
 	exactly(t, ts, append(records("a", 5), records("b", 3)...))
@@ -144,7 +153,7 @@ func TestSinkRecommitAfterRestoreIsRecognisedPastTheDuplicateWindow(t *testing.T
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Commit(1); err != nil {
+	if err := commit(w, 1); err != nil {
 		t.Fatal(err)
 	}
 	write(t, w, records("b", 2)...)
@@ -179,7 +188,7 @@ func TestSinkCommitsInPartsAndResumesAfterTheLastDonePart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Commit(1); err == nil || !strings.Contains(err.Error(), "injected") {
+	if err := commit(w, 1); err == nil || !strings.Contains(err.Error(), "injected") {
 		t.Fatalf("commit: %v, want the injected failure", err)
 	}
 	exactly(t, ts, recs[:18])
@@ -223,7 +232,7 @@ func TestSinkRefusesTheCommitOfAZombieWriter(t *testing.T) {
 	if _, err := zombie.PreCommit(2); err != nil {
 		t.Fatal(err)
 	}
-	err = zombie.Commit(2)
+	err = commit(zombie, 2)
 	if err == nil || !strings.Contains(err.Error(), "fenced") || !restart.IsPermanent(err) {
 		t.Fatalf("zombie commit: %v, want a permanent fencing error", err)
 	}
@@ -257,7 +266,7 @@ func TestSinkRedistributesPendingTransactionsAndFencesOldChains(t *testing.T) {
 	if want := append(records("w0", 3), records("w1", 3)...); !slices.Equal(got, want) {
 		t.Fatalf("after the restore at parallelism 1: %q, want %q", got, want)
 	}
-	if err := old[1].Commit(1); err == nil || !strings.Contains(err.Error(), "fenced") {
+	if err := commit(old[1], 1); err == nil || !strings.Contains(err.Error(), "fenced") {
 		t.Fatalf("old writer 1's commit: %v, want it fenced", err)
 	}
 	if n := len(ts.read(t, "OUT", "out.")); n != 6 {
@@ -305,7 +314,7 @@ func TestSinkRefusesAFreshWriterOnACommittedChain(t *testing.T) {
 	if _, err := first.PreCommit(1); err != nil {
 		t.Fatal(err)
 	}
-	if err := first.Commit(1); err != nil {
+	if err := commit(first, 1); err != nil {
 		t.Fatal(err)
 	}
 	markers := len(ts.read(t, "OUT", DefaultMarkerPrefix+"."))
@@ -323,7 +332,7 @@ func TestSinkRefusesAFreshWriterOnACommittedChain(t *testing.T) {
 	if _, err := first.PreCommit(2); err != nil {
 		t.Fatal(err)
 	}
-	if err := first.Commit(2); err != nil {
+	if err := commit(first, 2); err != nil {
 		t.Fatalf("the first writer, after the second was refused: %v", err)
 	}
 	exactly(t, ts, append(records("a", 3), records("b", 2)...))
@@ -345,7 +354,7 @@ func TestSinkRefusesARestoreOlderThanTheLastCommit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := w.Commit(cp); err != nil {
+		if err := commit(w, cp); err != nil {
 			t.Fatal(err)
 		}
 		states = append(states, st)
@@ -383,7 +392,7 @@ func TestSinkSubjectTemplateTakesTheRecordKey(t *testing.T) {
 		t.Fatalf("a key that makes no subject: %v, want an error naming the key and the template", err)
 	}
 	w.PreCommit(1)
-	if err := w.Commit(1); err != nil {
+	if err := commit(w, 1); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -409,7 +418,7 @@ func TestSinkRefusesARecordOverTheMaxPayload(t *testing.T) {
 		t.Fatalf("%v is not permanent", err)
 	}
 	w.PreCommit(1)
-	if err := w.Commit(1); err != nil {
+	if err := commit(w, 1); err != nil {
 		t.Fatal(err)
 	}
 	exactly(t, ts, []string{strings.Repeat("x", 3000)})
@@ -470,4 +479,88 @@ func TestSinkStateRoundTrips(t *testing.T) {
 			t.Errorf("state %q decoded", bad)
 		}
 	}
+}
+
+// TestSinkCommitsInTheBackground: Commit returns while its batches go out, the writer goes
+// on writing and pre-committing, and Close waits for them; a state pre-committed while a
+// commit was in flight restores to the output exactly once. A commit that fails in the
+// background fails the next Commit, Flush and Close.
+func TestSinkCommitsInTheBackground(t *testing.T) {
+	ts := startServer(t)
+	outStream(t, ts, 0)
+	s := newSink(ts)
+	s.BatchSize = 10
+	w, err := s.Open(context.Background(), 0, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := records("a", 95), records("b", 5)
+	write(t, w, a...)
+	if _, err := w.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(1); err != nil { // 11 batches in the background
+		t.Fatal(err)
+	}
+	write(t, w, b...)
+	st2, err := w.PreCommit(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatalf("close with a commit in flight: %v", err)
+	}
+	exactly(t, ts, a)
+	openSink(t, s, 0, 1, st2).Close()
+	exactly(t, ts, append(slices.Clone(a), b...))
+
+	ts = startServer(t)
+	outStream(t, ts, 0)
+	s = newSink(ts)
+	s.BatchSize = 10
+	s.failAfterParts = 2
+	w = openSink(t, s, 0, 1, nil)
+	write(t, w, a...)
+	if _, err := w.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Commit(1); err != nil {
+		t.Fatalf("commit: %v, want it in the background", err)
+	}
+	if err := w.Commit(2); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("the commit after a failed one: %v, want its failure", err)
+	}
+	if err := w.(dataflow.Flusher).Flush(); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("flush after a failed commit: %v, want its failure", err)
+	}
+	if err := w.Close(); err == nil || !strings.Contains(err.Error(), "injected") {
+		t.Fatalf("close after a failed commit: %v, want its failure", err)
+	}
+	exactly(t, ts, a[:18])
+}
+
+// TestSinkRefusesABatchOverTheServersLimitForGood: a batch size over the server's batch
+// limit (1000 by default) fails the commit for good, naming the key and the server's
+// setting, since no retry can change it; nothing of the batch shows.
+func TestSinkRefusesABatchOverTheServersLimitForGood(t *testing.T) {
+	ts := startServer(t)
+	outStream(t, ts, 0)
+	s := newSink(ts)
+	s.BatchSize = 2000
+	s.Keys = &SinkKeys{BatchSize: "sink.jetstream.batch-size"}
+	w := openSink(t, s, 0, 1, nil)
+	write(t, w, records("r", 1500)...)
+	if _, err := w.PreCommit(1); err != nil {
+		t.Fatal(err)
+	}
+	err := commit(w, 1)
+	if err == nil || !restart.IsPermanent(err) {
+		t.Fatalf("commit of a batch of 1501 messages: %v (permanent: %v), want a permanent error", err, restart.IsPermanent(err))
+	}
+	for _, want := range []string{"sink.jetstream.batch-size", "max_msgs", "1501 messages"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %q", err, want)
+		}
+	}
+	exactly(t, ts, nil)
 }

@@ -133,7 +133,7 @@ func BenchmarkSinkAgainstAsyncPublish(b *testing.B) {
 		if _, err := w.PreCommit(id); err != nil {
 			b.Fatal(err)
 		}
-		if err := w.Commit(id); err != nil {
+		if err := commit(w, id); err != nil {
 			b.Fatal(err)
 		}
 		return time.Since(start)

@@ -58,9 +58,14 @@ func (w *crashingWriter) Commit(id int64) error {
 		if err := w.SinkWriter.Commit(id); err != nil {
 			return err
 		}
+		if err := w.Flush(); err != nil {
+			return err
+		}
 	}
 	return errCrash
 }
+
+func (w *crashingWriter) Flush() error { return w.SinkWriter.(dataflow.Flusher).Flush() }
 
 // fixture is a NATS server with an input stream holding a text and an output stream, and a
 // checkpoint store.
