@@ -70,7 +70,7 @@ func quickSettings() settings {
 		ScaleKeys: []int64{1000, 10_000},
 		IncrKeys:  10_000, StartupRounds: 2,
 		WordCountBytes: 200_000,
-		MemoryKeys:     []int64{10_000},
+		MemoryKeys:     []int64{100_000},
 		JetStreamBytes: 100_000, JetStreamRounds: 1, JetStreamCopyRepeat: 2,
 	}
 }

@@ -218,9 +218,9 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 				t.Errorf("jetstream %s: %+v", st, v)
 			}
 		}
-		// The connector's three figures ran through the runner, each checked by its run.
-		if len(x.figures) != 3 {
-			t.Errorf("jetstream: %d side-by-side figures, want the source, the sink and the word count", len(x.figures))
+		// The connector's five figures ran through the runner, each checked by its run.
+		if len(x.figures) != 5 {
+			t.Errorf("jetstream: %d side-by-side figures, want the source, and the sink and the word count at two batch sizes", len(x.figures))
 		}
 		for _, f := range x.figures {
 			if v := x.measured[f.figure]; len(v.msgs) != 1 || !(v.msgs[0] > 0) || !(v.benchCPU[0] > 0) || !(x.ratio(f) > 0) {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/synadia-io/orbit.go/jetstreamext"
 
 	"github.com/flowstate/flowstate/runtime/jobs"
 )
@@ -41,6 +42,12 @@ const (
 	jsCopyStream   = "bench-copy"
 	jsPartitions   = 4
 	jsOutSubject   = "out.counts"
+	jsBatchStream  = "bench-batch"
+	jsBatchMarker  = "batch.marker"
+	// jsServerBatchMax is the server's limit on an atomic batch's messages in the phase
+	// (jetstream.limits.batch.max_msgs; 1000 by default): the raw batches and the sink's
+	// second figure use batches of that size.
+	jsServerBatchMax = 4000
 )
 
 // rawStage names one of the raw limits.
@@ -50,10 +57,12 @@ const (
 	rawPublish   rawStage = "publish"   // async publish of the input messages
 	rawConsume   rawStage = "consume"   // an ordered consumer reading them
 	rawWordCount rawStage = "wordcount" // the hand-written word count from stream to stream
+	rawBatch     rawStage = "batch"     // chained atomic batches of the server's default size
+	rawBatchMax  rawStage = "batchmax"  // the same, of jsServerBatchMax messages
 )
 
 // rawStages are the raw limits, in the order each round measures them.
-var rawStages = []rawStage{rawPublish, rawConsume, rawWordCount}
+var rawStages = []rawStage{rawPublish, rawBatch, rawBatchMax, rawConsume, rawWordCount}
 
 // stageRuns are the rounds of one stage: raw or a connector's figure.
 type stageRuns struct {
@@ -256,6 +265,19 @@ func (b *bench) rawRound(ctx context.Context, srv *natsServer, js jetstream.JetS
 	res.raw[rawPublish].add(rep*n, rep*words, d, bcpu, scpu)
 	b.logf("jetstream round %d: async publish %s msgs/s (%d in %s)", round+1, human(float64(rep*n)/d.Seconds()), rep*n, d.Round(time.Millisecond))
 
+	// (a') the input lines res.repeat times over in atomic batches, each chained to the
+	// last by the expected last sequence of its marker, as the sink commits.
+	for _, st := range []rawStage{rawBatch, rawBatchMax} {
+		size := map[rawStage]int{rawBatch: 1000, rawBatchMax: jsServerBatchMax}[st]
+		meter = startMeter(srv.pid)
+		if err := chainedBatches(ctx, js, lines, int(rep), size); err != nil {
+			return err
+		}
+		d, bcpu, scpu = meter.stop()
+		res.raw[st].add(rep*n, rep*words, d, bcpu, scpu)
+		b.logf("jetstream round %d: atomic batches of %d %s msgs/s (%d in %s)", round+1, size, human(float64(rep*n)/d.Seconds()), rep*n, d.Round(time.Millisecond))
+	}
+
 	// The word counts' input, once over, untimed.
 	if err := publishLines(ctx, js, "in", lines); err != nil {
 		return err
@@ -322,6 +344,40 @@ func (b *bench) figuresRound(ctx context.Context, srv *natsServer, res *jetStrea
 		m.msgs, m.words = append(m.msgs, r.msgs...), append(m.words, r.words...)
 		m.benchCPU, m.serverCPU = append(m.benchCPU, r.benchCPU...), append(m.serverCPU, r.serverCPU...)
 		b.logf("jetstream round %d: %s %s msgs/s", round+1, f.figure, human(r.msgs[len(r.msgs)-1]))
+	}
+	return nil
+}
+
+// chainedBatches publishes lines, repeat times over, on stream jsBatchStream in atomic
+// batches of size messages: size-1 lines and a marker on jsBatchMarker, the first message
+// of each batch expecting the marker subject's last sequence to be the previous batch's
+// marker, as the exactly-once sink's commits do (without its checkpoints, state or
+// formatting).
+func chainedBatches(ctx context.Context, js jetstream.JetStream, lines []string, repeat, size int) error {
+	if err := recreateStream(ctx, js, jetstream.StreamConfig{Name: jsBatchStream, Subjects: []string{"batch.>"}, Storage: jetstream.FileStorage, AllowAtomicPublish: true}); err != nil {
+		return err
+	}
+	var last uint64
+	msgs := make([]*nats.Msg, 0, size)
+	total := repeat * len(lines)
+	for from := 0; from < total; from += size - 1 {
+		msgs = msgs[:0]
+		for i := from; i < min(from+size-1, total); i++ {
+			l := lines[i%len(lines)]
+			m := nats.NewMsg("batch.out")
+			m.Data = []byte(l)
+			msgs = append(msgs, m)
+		}
+		mk := nats.NewMsg(jsBatchMarker)
+		mk.Data = strconv.AppendInt(nil, int64(from), 10)
+		msgs = append(msgs, mk)
+		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, jsBatchMarker)
+		msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(last, 10))
+		ack, err := jetstreamext.PublishMsgBatch(ctx, js, msgs, jetstreamext.BatchFlowControl{AckFirst: false})
+		if err != nil {
+			return fmt.Errorf("jetstream atomic batch of %d messages at line %d: %w", len(msgs), from+1, err)
+		}
+		last = ack.Sequence
 	}
 	return nil
 }
@@ -558,7 +614,13 @@ func startNATS(ctx context.Context, bin, dir string) (*natsServer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("nats-server log: %w", err)
 	}
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", dir, "-n", "flowbench")
+	// The server's one setting beyond its defaults: atomic batches of up to
+	// jsServerBatchMax messages, for the sink's figure at that batch size.
+	conf := filepath.Join(dir, "nats-server.conf")
+	if err := os.WriteFile(conf, fmt.Appendf(nil, "jetstream { limits { batch { max_msgs: %d } } }\n", jsServerBatchMax), 0o644); err != nil {
+		return nil, fmt.Errorf("nats-server configuration: %w", err)
+	}
+	cmd := exec.Command(bin, "-c", conf, "-a", "127.0.0.1", "-p", strconv.Itoa(port), "-js", "-sd", dir, "-n", "flowbench")
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -624,6 +686,8 @@ var rawStageNames = map[rawStage]string{
 	rawPublish:   "async publish (nats.go alone)",
 	rawConsume:   "ordered consumer (nats.go alone)",
 	rawWordCount: "hand-written word count, stream to stream (nats.go alone)",
+	rawBatch:     "atomic batches of 1000, chained (nats.go and orbit's jetstreamext alone)",
+	rawBatchMax:  fmt.Sprintf("atomic batches of %d, chained (nats.go and orbit's jetstreamext alone)", jsServerBatchMax),
 }
 
 func (r *report) renderJetStream(w io.Writer) {
@@ -636,11 +700,12 @@ func (r *report) renderJetStream(w io.Writer) {
 	p("nats.go alone (v1.56.0, its `jetstream` package) against one nats-server %s node the benchmark starts on 127.0.0.1: JetStream with file storage in the benchmark's work directory, the server's default sync (every 2 minutes), no replicas. The input is the word count's generated text (%s: %s lines, %s words, %s distinct), one message per line, line i on subject `in.<i mod %d>` of stream `%s`; the output stream `%s` (`allow_atomic` on) takes the word count's messages on `%s`. Each round starts on its streams deleted and created anew, and measures, in this order:\n\n",
 		x.server, bytesHuman(x.inputBytes), human(float64(x.lines)), human(float64(x.words)), human(float64(x.distinct)), jsPartitions, jsInputStream, jsOutputStream, jsOutSubject)
 	p("- **async publish**: `PublishAsync` of every line, %d times over (%s messages, line i of each pass on `copy.<i mod %d>` of stream `%s`, so that the copying outlasts a runner's fixed end by far), with nats.go's default window of 4000 unacknowledged publishes, timed until the last acknowledgement;\n", x.repeat, human(float64(int64(x.repeat)*x.lines)), jsPartitions, jsCopyStream)
+	p("- **atomic batches**: the lines %d times over (%s messages) in JetStream atomic batches (orbit's `jetstreamext.PublishMsgBatch`, no ack before the commit) on stream `%s`, each of 999 lines and a marker, then each of %d lines and a marker, the first message of each batch expecting the marker subject's last sequence to be the previous batch's marker: the exactly-once sink's commits without its checkpoints. 1000 is the server's default limit on a batch; the phase's server raises it to %d (`jetstream { limits { batch { max_msgs: %d } } }`, its one setting beyond the defaults);\n", x.repeat, human(float64(int64(x.repeat)*x.lines)), jsBatchStream, jsServerBatchMax-1, jsServerBatchMax, jsServerBatchMax)
 	p("- **ordered consumer**: one ordered consumer (`Consume`) reading those %s messages back, checked by count and bytes;\n", human(float64(int64(x.repeat)*x.lines)))
 	p("- **hand-written word count**: one ordered consumer reads the input messages once over (published untimed on `in.<i mod %d>` of stream `%s` after the async publish), splits each line's words as the `wordcount` job does (`jobs.SplitWords`), counts them in a map and publishes each word's running count as a `word<TAB>count` message (as the built-in word count emits them: %s output messages, one per word) with `PublishAsync`, timed until the last acknowledgement: at-least-once, no checkpoints. The first round's output is read back and checked against the counts of the input file.\n\n", jsPartitions, jsInputStream, human(float64(x.outputs)))
 	p("Messages/s counts the messages that crossed the server (the word count's: its input and its output); words/s (records/s) the words those messages carry, which is the word count's records. CPU is user+system time per word of the benchmark process (nats.go and the counting) and of the nats-server process, from getrusage and /proc. Medians over %d rounds, the lowest round beside them.\n\n", x.rounds)
 	if len(x.figures) > 0 {
-		p("The connector's figures run in the same rounds, on the same server and input, each through the runner binary (`runner run`, parallelism 1, the hashmap backend, checkpoints every %s, no restart): the `copy` job from the ordered consumer's stream (bounded) into nothing, against the ordered consumer; the `copy` job from the input file into the exactly-once sink (`sink.jetstream.batch-size` at its default) on a stream of its own, against async publish; the `wordcount` job from the input stream to that stream (`job.source`, `job.sink`: jetstream), against the hand-written word count. Each output is read back and checked (every line once in order; every word's count). Their time runs from the runner's first record to its exit (its final checkpoint and commit included, its start-up and its plugins' not); their client CPU is the runner's and its plugins' user+system time over their whole run (start-up included), from getrusage of the waited children.\n\n", jsCheckpointInterval)
+		p("The connector's figures run in the same rounds, on the same server and input, each through the runner binary (`runner run`, parallelism 1, the hashmap backend, checkpoints every %s, no restart): the `copy` job from the ordered consumer's stream (bounded) into nothing, against the ordered consumer; the `copy` job from the input file into the exactly-once sink on a stream of its own, against async publish, once with `sink.jetstream.batch-size` at its default (1000, the server's default limit) and once at %d; the `wordcount` job from the input stream to that stream (`job.source`, `job.sink`: jetstream), against the hand-written word count. Each output is read back and checked (every line once in order; every word's count). Their time runs from the runner's first record to its exit (its final checkpoint and commit included, its start-up and its plugins' not); their client CPU is the runner's and its plugins' user+system time over their whole run (start-up included), from getrusage of the waited children.\n\n", jsCheckpointInterval, jsServerBatchMax)
 	}
 	p("| stage | msgs/s | worst round | words/s | CPU us/word, client | CPU us/word, server |\n|---|---|---|---|---|---|\n")
 	row := func(name string, v *stageRuns) {

@@ -21,8 +21,10 @@ import (
 func init() {
 	sideBySide = []sideBySideFigure{
 		{item: "26.8", figure: "JetStream source into a discarding sink (runner, copy job)", against: rawConsume, goal: 0.7, run: sourceFigure},
-		{item: "26.8", figure: "exactly-once JetStream sink from a file (runner, copy job)", against: rawPublish, goal: 0.5, run: sinkFigure},
-		{item: "26.8", figure: "word count stream to stream, exactly once (runner)", against: rawWordCount, goal: 0.5, run: wordCountFigure},
+		{item: "26.8", figure: "exactly-once JetStream sink from a file (runner, copy job)", against: rawPublish, goal: 0.5, run: sinkFigure(0)},
+		{item: "26.8", figure: fmt.Sprintf("exactly-once JetStream sink from a file, sink.jetstream.batch-size %d (runner, copy job)", jsServerBatchMax), against: rawPublish, goal: 0.5, run: sinkFigure(jsServerBatchMax)},
+		{item: "26.8", figure: "word count stream to stream, exactly once (runner)", against: rawWordCount, goal: 0.5, run: wordCountFigure(0)},
+		{item: "26.8", figure: fmt.Sprintf("word count stream to stream, exactly once, sink.jetstream.batch-size %d (runner)", jsServerBatchMax), against: rawWordCount, goal: 0.5, run: wordCountFigure(jsServerBatchMax)},
 	}
 }
 
@@ -55,9 +57,16 @@ source.jetstream.bounded: true
 }
 
 // sinkFigure runs the copy job from the round's copy file (the lines the async publish
-// wrote) into the exactly-once sink, and checks the output stream holds each line once,
-// in order.
-func sinkFigure(ctx context.Context, r jetStreamRound) (stageRuns, error) {
+// wrote) into the exactly-once sink, in atomic batches of batch messages (0: the sink's
+// default, the server's default limit), and checks the output stream holds each line
+// once, in order.
+func sinkFigure(batch int) func(ctx context.Context, r jetStreamRound) (stageRuns, error) {
+	return func(ctx context.Context, r jetStreamRound) (stageRuns, error) {
+		return runSinkFigure(ctx, r, batch)
+	}
+}
+
+func runSinkFigure(ctx context.Context, r jetStreamRound, batch int) (stageRuns, error) {
 	if err := figureStream(ctx, r.URL); err != nil {
 		return stageRuns{}, err
 	}
@@ -66,7 +75,7 @@ job.input: %s
 job.sink: jetstream
 sink.jetstream.stream: %s
 sink.jetstream.subject: %s
-`, r.CopyFile, jsFigureStream, jsFigureSubject))
+%s`, r.CopyFile, jsFigureStream, jsFigureSubject, batchKey(batch)))
 	if err != nil {
 		return stageRuns{}, err
 	}
@@ -94,9 +103,24 @@ sink.jetstream.subject: %s
 	return res.round(r.CopyLines, r.CopyWords), nil
 }
 
+// batchKey is the configuration line of a sink's batch size (none for 0: the default).
+func batchKey(batch int) string {
+	if batch == 0 {
+		return ""
+	}
+	return fmt.Sprintf("sink.jetstream.batch-size: %d\n", batch)
+}
+
 // wordCountFigure runs the word count from the round's input stream to the figures'
-// output stream, exactly once, and checks the counts against the input file's.
-func wordCountFigure(ctx context.Context, r jetStreamRound) (stageRuns, error) {
+// output stream, exactly once, in atomic batches of batch messages (0: the default), and
+// checks the counts against the input file's.
+func wordCountFigure(batch int) func(ctx context.Context, r jetStreamRound) (stageRuns, error) {
+	return func(ctx context.Context, r jetStreamRound) (stageRuns, error) {
+		return runWordCountFigure(ctx, r, batch)
+	}
+}
+
+func runWordCountFigure(ctx context.Context, r jetStreamRound, batch int) (stageRuns, error) {
 	if err := figureStream(ctx, r.URL); err != nil {
 		return stageRuns{}, err
 	}
@@ -107,7 +131,7 @@ source.jetstream.bounded: true
 job.sink: jetstream
 sink.jetstream.stream: %s
 sink.jetstream.subject: %s
-`, r.InputStream, jsFigureStream, jsFigureSubject))
+%s`, r.InputStream, jsFigureStream, jsFigureSubject, batchKey(batch)))
 	if err != nil {
 		return stageRuns{}, err
 	}

@@ -58,7 +58,7 @@ func run(args []string) error {
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the benchmark process")
 	stateMB := fs.Int64("state-mb", 0, "state of the checkpoint, restore and pause figures in MiB (0: 1024, or 4 with -quick)")
 	natsServer := fs.String("nats-server", os.Getenv(natsServerEnv), "nats-server binary of the jetstream phase (default $"+natsServerEnv+")")
-	memoryKeys := fs.String("memory-keys", "", "distinct keys of the memory figures, comma-separated (empty: 3000000, or 10000 with -quick); 3000000,30000000 adds the 30M figure (about 10 more minutes)")
+	memoryKeys := fs.String("memory-keys", "", "distinct keys of the memory figures, comma-separated (empty: 3000000, or 100000 with -quick); 3000000,30000000 adds the 30M figure (about 10 more minutes)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

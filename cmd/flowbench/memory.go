@@ -84,7 +84,9 @@ rest.port: 0
 	if err := cmd.Start(); err != nil {
 		return p, fmt.Errorf("start %s: %w", b.s.Runner, err)
 	}
-	w := procmem.Watch(cmd.Process.Pid, 50*time.Millisecond)
+	// Often enough to see the plugins of a short run: a quick run's runner lives about
+	// 50 ms on a fast machine, its plugins less.
+	w := procmem.Watch(cmd.Process.Pid, 5*time.Millisecond)
 	werr := cmd.Wait()
 	peaks := w.Stop()
 	p.elapsed = time.Since(start)
