@@ -75,6 +75,13 @@ func TestSavepointTargetCheck(t *testing.T) {
 			t.Errorf("target %q (proof %q): %v; want a refusal naming it and %q", c.target, c.proof, err, c.want)
 		}
 	}
+	// A control character in a target is refused even where any target is allowed: a
+	// newline would forge a line of the runner's log and of `runner checkpoints list`.
+	for _, target := range []string{filepath.Join(spDir, "a\nb"), filepath.Join(spDir, "a\x1b[2Jb")} {
+		if err := check(spDir, true)(target, ""); err == nil || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("target %q: %v; want a refusal naming the control character", target, err)
+		}
+	}
 	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
 		t.Errorf("%s holds %v; want the proof file only (ProveTarget creates no directory)", outside, entries)
 	}

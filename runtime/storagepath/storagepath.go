@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/flowstate/flowstate/sdk/layout"
 )
@@ -23,6 +24,9 @@ import (
 // something else from another working directory, or climbs out of the one it names.
 func Local(s string) (p string, ok bool, err error) {
 	s = strings.TrimSpace(s)
+	if i := strings.IndexFunc(s, unicode.IsControl); i >= 0 {
+		return "", false, fmt.Errorf("%q holds a control character (%U at byte %d): a location is one printable line", s, []rune(s[i:])[0], i)
+	}
 	if layout.HasDotDot(s) {
 		return "", false, fmt.Errorf("%q has a \"..\" element; name the directory itself", s)
 	}

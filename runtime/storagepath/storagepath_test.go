@@ -3,6 +3,7 @@ package storagepath
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -21,6 +22,13 @@ func TestLocal(t *testing.T) {
 	for _, in := range []string{"rel/dir", "./x", "/a/../b", "file:///a/../b", "s3://bucket/a/../b"} {
 		if _, _, err := Local(in); err == nil || !strings.Contains(err.Error(), in) {
 			t.Errorf("Local(%q): %v; want an error naming it", in, err)
+		}
+	}
+	// A control character (a newline splitting a log line, an escape) is refused, in local
+	// paths and URIs alike, naming the location quoted.
+	for _, in := range []string{"/sp/a\nb", "file:///sp/a\x1b[2Jb", "s3://bucket/a\tb"} {
+		if _, _, err := Local(in); err == nil || !strings.Contains(err.Error(), strconv.Quote(in)) || !strings.Contains(err.Error(), "control character") {
+			t.Errorf("Local(%q): %v; want an error naming it and the control character", in, err)
 		}
 	}
 }
