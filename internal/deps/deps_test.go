@@ -438,7 +438,8 @@ func TestEngineAndRestartStayBelowTheRunner(t *testing.T) {
 // mustNotImport lists, for packages of the runtime, what they must never import: ownership
 // stands below the plugin session, which stands below the runner, and neither knows the
 // checkpoint store or the monitor (runtime/ownership's and runtime/session's doc); the
-// session does not know the engine either.
+// session does not know the engine either; the group of runners (runtime/cluster) knows
+// none of the engine, the plugins, the session, the monitor or the runner.
 var mustNotImport = map[string][]string{
 	repo + "/runtime/ownership": {
 		repo + "/runtime/dataflow", repo + "/runtime/monitor", repo + "/runtime/pluginhost",
@@ -446,6 +447,10 @@ var mustNotImport = map[string][]string{
 	},
 	repo + "/runtime/session": {
 		repo + "/runtime/monitor", repo + "/runtime/checkpoint", repo + "/runtime/runner", repo + "/runtime/dataflow",
+	},
+	repo + "/runtime/cluster": {
+		repo + "/runtime/dataflow", repo + "/runtime/monitor", repo + "/runtime/pluginhost",
+		repo + "/runtime/session", repo + "/runtime/runner",
 	},
 }
 

@@ -32,6 +32,10 @@ type Holder struct {
 	// PIDNamespace names the pid namespace PID is a pid of (Linux: the link
 	// /proc/self/ns/pid, "pid:[4026531836]"), "" where the system does not tell.
 	PIDNamespace string `json:"pid_ns,omitempty"`
+	// Member is the id of the holder's runner in a group of runners that together run
+	// one job (runtime/cluster), "" for a runner that runs its job alone. A runner's
+	// member lease and the leases of the tasks it claims carry the same id.
+	Member string `json:"member,omitempty"`
 	// Start is when the holder's process started, in clock ticks after boot (Linux: field
 	// 22 of /proc/PID/stat); with Boot and PIDNamespace it tells the holder's process from
 	// a later one that reuses its pid. 0 where the system does not tell.

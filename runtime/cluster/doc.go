@@ -1,0 +1,28 @@
+// Package cluster lets runners on any machines run one job together, Kafka Streams'
+// way (issue 27): the job's work is cut into tasks, and each runner is a member of the
+// job's group and claims its fair share of the tasks. Both are leases of package
+// ownership on keys of one replicated NATS KV bucket (jetstream.KVLease), so the bucket's
+// compare-and-swap decides every claim and no cluster manager of ours is involved:
+//
+//   - a member's lease, on key <job>.member.<id>, says the runner lives; a runner killed
+//     or cut off stops renewing it, and it expires after the lease timeout;
+//   - a task's lease, on key <job>.task.<task>, says which member runs the task; its
+//     revision is the task's fencing token (its checkpoints and sink markers carry it);
+//   - Balance, called by each member on an interval, claims free tasks (released,
+//     expired, or held by a member known to have ended) until the member holds its fair
+//     share, and names the tasks it holds beyond it, which it hands over once it has
+//     checkpointed them (Release), so that a member that joins gets its share.
+//
+// Fair shares: with T tasks and M live members every member may hold up to ceil(T/M)
+// tasks; a member holding more than floor(T/M) hands one over while another member holds
+// fewer than floor(T/M). Claims go through compare-and-swap, so a task is never claimed
+// by two members; a member frozen past its timeout is fenced by its task leases' Check.
+//
+// It owns the group's keys and the balancing rule, on the KV lease of
+// runtime/connectors/jetstream and the leases of runtime/ownership. It must never import
+// the engine (runtime/dataflow), the plugin host, the session, the monitor or the runner
+// (internal/deps checks it): the runner asks it which tasks to run and runs them.
+//
+// This is the first part of distributed mode: no runner uses it yet, and the job is not
+// yet cut into tasks joined by repartition streams.
+package cluster

@@ -1,0 +1,197 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/nats-io/nats.go/jetstream"
+
+	natsjs "github.com/flowstate/flowstate/runtime/connectors/jetstream"
+	"github.com/flowstate/flowstate/runtime/ownership"
+	"github.com/flowstate/flowstate/sdk"
+)
+
+// Settings configure a member of a job's group.
+type Settings struct {
+	// JS reaches the bucket.
+	JS jetstream.JetStream
+	// Bucket is the KV bucket of the group's leases; it must exist, with Replicas
+	// replicas (0: any number).
+	Bucket   string
+	Replicas int
+	// Job names the job; its keys start with it.
+	Job string
+	// Tasks are the job's tasks, the same list for every member.
+	Tasks []string
+	// TTL is the lease timeout of the member and of its tasks.
+	TTL time.Duration
+	// Control is the member's control endpoint (host:port), "" for none.
+	Control string
+	// Logger receives claims and hand-overs (nil: none).
+	Logger hclog.Logger
+}
+
+// Group is one member's view of its job's group: its own member lease and the task
+// leases it holds. Its methods are safe for one goroutine at a time.
+type Group struct {
+	s      Settings
+	id     string
+	holder ownership.Holder
+	log    hclog.Logger
+	kv     jetstream.KeyValue
+	member *ownership.Lease
+	tasks  map[string]*natsjs.KVLease // every task's record
+	others map[string]*natsjs.KVLease // members' records, by key, as they are found
+
+	mu   sync.Mutex
+	held map[string]*ownership.Lease
+}
+
+// Join makes the caller a member of the job's group: it checks the settings and the
+// bucket, and takes a member lease under a new random id. It claims no task: Balance does.
+func Join(ctx context.Context, s Settings) (*Group, error) {
+	what := fmt.Sprintf("group of job %q on KV bucket %s", s.Job, s.Bucket)
+	switch {
+	case s.Job == "" || strings.ContainsAny(s.Job, ".*> "):
+		return nil, fmt.Errorf("%s: the job name must be one KV key token (no dots, wildcards or spaces)", what)
+	case len(s.Tasks) == 0:
+		return nil, fmt.Errorf("%s: no tasks", what)
+	case s.TTL <= 0:
+		return nil, fmt.Errorf("%s: lease timeout %s: must be positive", what, s.TTL)
+	}
+	seen := map[string]bool{}
+	for _, t := range s.Tasks {
+		if seen[t] {
+			return nil, fmt.Errorf("%s: task %q is listed twice", what, t)
+		}
+		seen[t] = true
+	}
+	var raw [6]byte
+	rand.Read(raw[:])
+	g := &Group{s: s, id: hex.EncodeToString(raw[:]), log: s.Logger, tasks: map[string]*natsjs.KVLease{},
+		others: map[string]*natsjs.KVLease{}, held: map[string]*ownership.Lease{}}
+	if g.log == nil {
+		g.log = hclog.NewNullLogger()
+	}
+	g.holder = ownership.Self(s.Job, s.Control)
+	g.holder.Member = g.id
+	for _, t := range s.Tasks {
+		l, err := natsjs.OpenKVLease(ctx, s.JS, s.Bucket, taskKey(s.Job, t), s.Replicas)
+		if err != nil {
+			return nil, fmt.Errorf("%s: task %q: %w", what, t, err)
+		}
+		g.tasks[t] = l
+	}
+	kv, err := s.JS.KeyValue(ctx, s.Bucket)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	g.kv = kv
+	store, err := natsjs.OpenKVLease(ctx, s.JS, s.Bucket, memberKey(s.Job, g.id), s.Replicas)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if g.member, err = ownership.Acquire(ctx, store, g.holder, g.opts("member "+g.id)); err != nil {
+		return nil, fmt.Errorf("%s: join: %w", what, err)
+	}
+	g.log.Info("joined the group", "job", s.Job, "member", g.id, "tasks", len(s.Tasks))
+	return g, nil
+}
+
+func memberKey(job, id string) string { return job + ".member." + id }
+func taskKey(job, task string) string { return job + ".task." + task }
+func memberPrefix(job string) string  { return job + ".member." }
+func (g *Group) opts(what string) ownership.Options {
+	return ownership.Options{TTL: g.s.TTL, Where: fmt.Sprintf("%s of job %q (KV bucket %s)", what, g.s.Job, g.s.Bucket), Logger: g.log}
+}
+
+// ID returns the member's id, which its leases carry (ownership.Holder.Member).
+func (g *Group) ID() string { return g.id }
+
+// Held returns the tasks the member holds, sorted; a task whose lease was lost is no
+// longer among them.
+func (g *Group) Held() []string {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.dropLostLocked()
+	out := make([]string, 0, len(g.held))
+	for t := range g.held {
+		out = append(out, t)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Lease returns the lease of a task the member holds: its Check is the task's fence, its
+// Record().Epoch the task's fencing token.
+func (g *Group) Lease(task string) (*ownership.Lease, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	l, ok := g.held[task]
+	return l, ok
+}
+
+func (g *Group) dropLostLocked() {
+	for t, l := range g.held {
+		select {
+		case <-l.Lost():
+			delete(g.held, t)
+			g.log.Warn("lost a task to another member", "task", t)
+		default:
+		}
+	}
+}
+
+// Release hands a task the member holds over: its lease is released, and any member may
+// claim it at once. Call it once the task's work up to now is checkpointed.
+func (g *Group) Release(ctx context.Context, task string) error {
+	g.mu.Lock()
+	l, ok := g.held[task]
+	delete(g.held, task)
+	g.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("task %q of job %q: not held by member %s", task, g.s.Job, g.id)
+	}
+	if err := l.Release(ctx); err != nil {
+		return fmt.Errorf("hand over task %q of job %q: %w", task, g.s.Job, err)
+	}
+	g.log.Info("handed a task over", "task", task)
+	return nil
+}
+
+// Leave releases every task the member holds, then its membership.
+func (g *Group) Leave(ctx context.Context) error {
+	var errs []error
+	for _, t := range g.Held() {
+		errs = append(errs, g.Release(ctx, t))
+	}
+	if err := g.member.Release(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("leave the group of job %q: %w", g.s.Job, err))
+	}
+	return errors.Join(errs...)
+}
+
+// readRecord reads the live record of a lease store: ok false when there is none, or
+// when it is released or expired.
+func readRecord(ctx context.Context, l sdk.LeaseStore, now time.Time) (ownership.Record, bool, error) {
+	cur, err := l.ReadLease(ctx)
+	if errors.Is(err, sdk.ErrNotFound) {
+		return ownership.Record{}, false, nil
+	}
+	if err != nil {
+		return ownership.Record{}, false, err
+	}
+	rec, err := ownership.DecodeRecord(cur.Data)
+	if err != nil {
+		return ownership.Record{}, false, err
+	}
+	return rec, rec.Live(now), nil
+}

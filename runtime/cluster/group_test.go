@@ -1,0 +1,292 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/flowstate/flowstate/internal/natstest"
+	"github.com/flowstate/flowstate/internal/testwait"
+	"github.com/flowstate/flowstate/runtime/ownership"
+)
+
+// A member process: the test binary run with these variables set joins the group and
+// balances until its stdin closes, then leaves.
+const (
+	envChild = "FLOWSTATE_CLUSTER_TEST_MEMBER"
+	envURL   = "FLOWSTATE_CLUSTER_TEST_URL"
+)
+
+const (
+	testBucket = "groups"
+	testJob    = "wc"
+	testTTL    = 1500 * time.Millisecond
+)
+
+var testTasks = []string{"t0", "t1", "t2", "t3", "t4", "t5"}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envChild) != "" {
+		os.Exit(member(os.Getenv(envURL)))
+	}
+	os.Exit(m.Run())
+}
+
+// member runs one member: it balances every tenth of the lease timeout, hands over at
+// once what it is asked to (its tasks do no work to checkpoint), and prints its id and
+// then each change of the tasks it holds.
+func member(url string) int {
+	ctx := context.Background()
+	nc, err := nats.Connect(url)
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	g, err := Join(ctx, Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: testTTL})
+	if err != nil {
+		fmt.Println("error:", err)
+		return 1
+	}
+	fmt.Println("member", g.ID())
+	done := make(chan struct{})
+	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
+	tick := time.NewTicker(testTTL / 10)
+	defer tick.Stop()
+	last := ""
+	for {
+		select {
+		case <-done:
+			if err := g.Leave(ctx); err != nil {
+				fmt.Println("error:", err)
+				return 1
+			}
+			return 0
+		case <-tick.C:
+		}
+		plan, err := g.Balance(ctx)
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		for _, t := range plan.HandOver {
+			if err := g.Release(ctx, t); err != nil {
+				fmt.Println("error:", err)
+			}
+		}
+		if held := strings.Join(g.Held(), ","); held != last {
+			fmt.Println("held", held)
+			last = held
+		}
+	}
+}
+
+// proc is a member process of a test.
+type proc struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	id    chan string
+	out   *testwait.Buffer
+}
+
+func startMember(t *testing.T, url string) *proc {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envChild+"=1", envURL+"="+url)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, stdin: stdin, id: make(chan string, 1), out: &testwait.Buffer{}}
+	cmd.Stderr = p.out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			fmt.Fprintln(p.out, sc.Text())
+			if id, ok := strings.CutPrefix(sc.Text(), "member "); ok {
+				p.id <- id
+			}
+		}
+	}()
+	select {
+	case id := <-p.id:
+		p.id <- id
+	case <-time.After(30 * time.Second):
+		t.Fatalf("member process did not join; its output:\n%s", p.out)
+	}
+	return p
+}
+
+func (p *proc) ID() string { id := <-p.id; p.id <- id; return id }
+
+// holders reads every task's record from the bucket, as the checker sees it: the member
+// holding each task whose record is live, and each record's epoch.
+func holders(ctx context.Context, kv jetstream.KeyValue) (map[string]string, map[string]int64, error) {
+	owner, epoch := map[string]string{}, map[string]int64{}
+	for _, task := range testTasks {
+		e, err := kv.Get(ctx, testJob+".task."+task)
+		if err == jetstream.ErrKeyNotFound {
+			continue
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		rec, err := ownership.DecodeRecord(e.Value())
+		if err != nil {
+			return nil, nil, fmt.Errorf("task %s: %w", task, err)
+		}
+		epoch[task] = rec.Epoch
+		if rec.Live(time.Now()) {
+			owner[task] = rec.Member
+		}
+	}
+	return owner, epoch, nil
+}
+
+// balanced reports why the tasks are not held each by one of members, their counts
+// within floor and ceil of the fair share.
+func balanced(owner map[string]string, members ...string) error {
+	counts := map[string]int{}
+	for _, task := range testTasks {
+		m, ok := owner[task]
+		if !ok {
+			return fmt.Errorf("task %s is held by no one (%v)", task, owner)
+		}
+		if !slices.Contains(members, m) {
+			return fmt.Errorf("task %s is held by %s, not one of the members %v", task, m, members)
+		}
+		counts[m]++
+	}
+	floor, ceil := len(testTasks)/len(members), (len(testTasks)+len(members)-1)/len(members)
+	for _, m := range members {
+		if counts[m] < floor || counts[m] > ceil {
+			return fmt.Errorf("member %s holds %d tasks, want %d to %d (%v)", m, counts[m], floor, ceil, owner)
+		}
+	}
+	return nil
+}
+
+// TestGroupBalancesOverRealMemberProcesses: three member processes share six tasks two
+// each; one killed with -9 has its tasks claimed by the other two once its leases expire,
+// at the next epoch; a fourth that joins gets its share from members handing over; and
+// members that leave release every task. The checker reads the bucket itself.
+func TestGroupBalancesOverRealMemberProcesses(t *testing.T) {
+	c := natstest.StartServer(t, natstest.Options{})
+	js := c.JetStream(t)
+	ctx := context.Background()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait := func(what string, members ...*proc) {
+		t.Helper()
+		ids := make([]string, len(members))
+		for i, p := range members {
+			ids[i] = p.ID()
+		}
+		testwait.For(t, what, 30*time.Second, func() error {
+			owner, _, err := holders(ctx, kv)
+			if err != nil {
+				return err
+			}
+			return balanced(owner, ids...)
+		})
+	}
+	ps := []*proc{startMember(t, c.URL()), startMember(t, c.URL()), startMember(t, c.URL())}
+	wait("six tasks over three members", ps...)
+	_, before, err := holders(ctx, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, _, _ := holders(ctx, kv)
+	victim := ps[0]
+	if err := victim.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	victim.cmd.Wait()
+	wait("the tasks of the killed member claimed by the other two", ps[1], ps[2])
+	_, after, err := holders(ctx, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for task, m := range owner {
+		if m == victim.ID() && after[task] != before[task]+1 {
+			t.Errorf("task %s of the killed member: epoch %d after the takeover, want %d", task, after[task], before[task]+1)
+		}
+	}
+	fourth := startMember(t, c.URL())
+	wait("six tasks over three members again, the new one among them", ps[1], ps[2], fourth)
+	for _, p := range []*proc{ps[1], ps[2], fourth} {
+		p.stdin.Close()
+		if err := p.cmd.Wait(); err != nil {
+			t.Fatalf("member %s leaving: %v; its output:\n%s", p.ID(), err, p.out)
+		}
+	}
+	owner, _, err = holders(ctx, kv)
+	if err != nil || len(owner) != 0 {
+		t.Fatalf("after every member left: %v held (%v), want none", owner, err)
+	}
+	if s := ps[1].out.String() + ps[2].out.String() + fourth.out.String(); strings.Contains(s, "error:") {
+		t.Errorf("a member reported an error:\n%s", s)
+	}
+}
+
+// TestJoinRefusesBadSettings: each setting that cannot work is refused by name before the
+// member joins.
+func TestJoinRefusesBadSettings(t *testing.T) {
+	c := natstest.StartServer(t, natstest.Options{})
+	js := c.JetStream(t)
+	ctx := context.Background()
+	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket}); err != nil {
+		t.Fatal(err)
+	}
+	good := Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: testTTL}
+	for _, c := range []struct {
+		change func(*Settings)
+		want   string
+	}{
+		{func(s *Settings) { s.Job = "a.b" }, "one KV key token"},
+		{func(s *Settings) { s.Tasks = nil }, "no tasks"},
+		{func(s *Settings) { s.Tasks = []string{"t0", "t0"} }, `task "t0" is listed twice`},
+		{func(s *Settings) { s.TTL = 0 }, "must be positive"},
+		{func(s *Settings) { s.Bucket = "missing" }, "KV bucket missing does not exist"},
+		{func(s *Settings) { s.Replicas = 3 }, "has 1 replicas, the configuration asks for 3"},
+		{func(s *Settings) { s.Tasks = []string{"a task"} }, "not a valid key"},
+	} {
+		s := good
+		c.change(&s)
+		if _, err := Join(ctx, s); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("join with %+v: %v, want an error naming %q", s, err, c.want)
+		}
+	}
+	g, err := Join(ctx, good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := g.Balance(ctx)
+	if err != nil || plan.Members != 1 || len(plan.Claimed) != len(testTasks) || len(plan.HandOver) != 0 {
+		t.Fatalf("a lone member's balance: %+v, %v; want every task claimed", plan, err)
+	}
+	if err := g.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
