@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -83,6 +84,11 @@ func member(url string) int {
 		for _, t := range plan.HandOver {
 			if err := g.Release(ctx, t); err != nil {
 				fmt.Println("error:", err)
+			}
+		}
+		for _, t := range g.Held() {
+			if l, ok := g.Lease(t); ok && l.Check() != nil {
+				fmt.Println("fenced", t) // what a task would commit now is refused
 			}
 		}
 		if held := strings.Join(g.Held(), ","); held != last {
@@ -288,5 +294,64 @@ func TestJoinRefusesBadSettings(t *testing.T) {
 	}
 	if err := g.Leave(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestAFrozenMemberIsFencedAndRejoins: a member stopped (SIGSTOP) past its lease timeout
+// has its tasks claimed by the others, each at a later epoch, so its fencing tokens no
+// longer stand (ownership's tests show its Check failing from then on); woken (SIGCONT),
+// it finds its task leases lost and takes its share again from members handing over.
+func TestAFrozenMemberIsFencedAndRejoins(t *testing.T) {
+	c := natstest.StartServer(t, natstest.Options{})
+	js := c.JetStream(t)
+	ctx := context.Background()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := []*proc{startMember(t, c.URL()), startMember(t, c.URL()), startMember(t, c.URL())}
+	wait := func(what string, members ...*proc) {
+		t.Helper()
+		var ids []string
+		for _, p := range members {
+			ids = append(ids, p.ID())
+		}
+		testwait.For(t, what, 30*time.Second, func() error {
+			owner, _, err := holders(ctx, kv)
+			if err != nil {
+				return err
+			}
+			return balanced(owner, ids...)
+		})
+	}
+	wait("six tasks over three members", ps...)
+	frozen := ps[0]
+	if err := frozen.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	owner, before, err := holders(ctx, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait("the frozen member's tasks claimed by the other two", ps[1], ps[2])
+	if err := frozen.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	wait("the woken member back with its share", ps...)
+	// Every task the member held when frozen was taken at a later epoch: whatever it still
+	// believed it held on waking carried a fencing token that no longer stood.
+	_, after, err := holders(ctx, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for task, m := range owner {
+		if m == frozen.ID() && after[task] <= before[task] {
+			t.Errorf("task %s of the frozen member: epoch %d after it woke, %d when it froze; want a later one", task, after[task], before[task])
+		}
+	}
+	for _, p := range ps[1:] {
+		if strings.Contains(p.out.String(), "fenced") {
+			t.Errorf("member %s, never frozen, was fenced:\n%s", p.ID(), p.out)
+		}
 	}
 }
