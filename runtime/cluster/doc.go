@@ -13,6 +13,10 @@
 //     share, and names the tasks it holds beyond it, which it hands over once it has
 //     checkpointed them (Release), so that a member that joins gets its share.
 //
+// One job: the first member records the settings every member must share (the task
+// list, and Settings.Agree: the job's graph, its partition count, its checkpoint storage)
+// on key <job>.config, and a runner whose settings differ is refused at Join, naming each.
+//
 // Fair shares: with T tasks and M live members every member may hold up to ceil(T/M)
 // tasks; a member holding more than floor(T/M) hands one over while another member holds
 // fewer than floor(T/M). Claims go through compare-and-swap, so a task is never claimed

@@ -33,6 +33,10 @@ type Settings struct {
 	Tasks []string
 	// TTL is the lease timeout of the member and of its tasks.
 	TTL time.Duration
+	// Agree names what every member must have the same of, beside the task list: the
+	// job's graph, its partition count, its checkpoint storage. A member whose values
+	// differ from those the group's first member recorded is refused, naming them.
+	Agree map[string]string
 	// Control is the member's control endpoint (host:port), "" for none.
 	Control string
 	// Logger receives claims and hand-overs (nil: none).
@@ -95,6 +99,9 @@ func Join(ctx context.Context, s Settings) (*Group, error) {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	g.kv = kv
+	if err := g.agree(ctx); err != nil {
+		return nil, err
+	}
 	store, err := natsjs.OpenKVLease(ctx, s.JS, s.Bucket, memberKey(s.Job, g.id), s.Replicas)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)

@@ -284,8 +284,37 @@ func TestJoinRefusesBadSettings(t *testing.T) {
 			t.Errorf("join with %+v: %v, want an error naming %q", s, err, c.want)
 		}
 	}
+	good.Agree = map[string]string{"graph": "source>wordcount>sink", "storage": "fsstorage s3://b/ck"}
 	g, err := Join(ctx, good)
 	if err != nil {
+		t.Fatal(err)
+	}
+	// The first member recorded the job's settings; a runner whose own differ is refused,
+	// naming each setting that differs, and one with the same joins.
+	for _, c := range []struct {
+		change func(*Settings)
+		want   []string
+	}{
+		{func(s *Settings) {
+			s.Agree = map[string]string{"graph": "source>sink", "storage": "fsstorage s3://b/ck"}
+		}, []string{`graph is "source>sink" here, "source>wordcount>sink" in the group`}},
+		{func(s *Settings) { s.Tasks = testTasks[:4] }, []string{`tasks is "t0,t1,t2,t3" here`}},
+		{func(s *Settings) { s.Agree = map[string]string{"graph": "source>wordcount>sink"} }, []string{`storage is "" here, "fsstorage s3://b/ck" in the group`}},
+	} {
+		s := good
+		c.change(&s)
+		_, err := Join(ctx, s)
+		for _, want := range c.want {
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "disagrees with the group's") {
+				t.Errorf("join with %+v: %v, want a refusal naming %q", s.Agree, err, want)
+			}
+		}
+	}
+	same, err := Join(ctx, good)
+	if err != nil {
+		t.Fatalf("a second runner with the same settings: %v", err)
+	}
+	if err := same.Leave(ctx); err != nil {
 		t.Fatal(err)
 	}
 	plan, err := g.Balance(ctx)
