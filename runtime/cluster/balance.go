@@ -32,7 +32,7 @@ func (g *Group) Balance(ctx context.Context) (Plan, error) {
 	if err := g.member.Check(); err != nil {
 		return Plan{}, fmt.Errorf("member %s of job %q: %w", g.id, g.s.Job, err)
 	}
-	now := time.Now()
+	now := g.clock().Now()
 	members, err := g.liveMembers(ctx, now)
 	if err != nil {
 		return Plan{}, err

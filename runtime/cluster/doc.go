@@ -17,6 +17,10 @@
 // list, and Settings.Agree: the job's graph, its partition count, its checkpoint storage)
 // on key <job>.config, and a runner whose settings differ is refused at Join, naming each.
 //
+// Clocks: members judge leases expired by their own clocks, so Join compares the
+// member's with the NATS server's (the time the server stored its member record) and
+// refuses one off by more than half the leases' margin, naming the skew.
+//
 // Fair shares: with T tasks and M live members every member may hold up to ceil(T/M)
 // tasks; a member holding more than floor(T/M) hands one over while another member holds
 // fewer than floor(T/M). Claims go through compare-and-swap, so a task is never claimed

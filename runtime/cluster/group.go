@@ -39,6 +39,9 @@ type Settings struct {
 	Agree map[string]string
 	// Control is the member's control endpoint (host:port), "" for none.
 	Control string
+	// Clock is the member's clock (nil: ownership.SystemClock); Join refuses one that
+	// disagrees with the NATS server's by more than half the leases' margin.
+	Clock ownership.Clock
 	// Logger receives claims and hand-overs (nil: none).
 	Logger hclog.Logger
 }
@@ -106,8 +109,13 @@ func Join(ctx context.Context, s Settings) (*Group, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	t0 := g.clock().Now()
 	if g.member, err = ownership.Acquire(ctx, store, g.holder, g.opts("member "+g.id)); err != nil {
 		return nil, fmt.Errorf("%s: join: %w", what, err)
+	}
+	if err := g.checkClock(ctx, t0, g.clock().Now()); err != nil {
+		g.member.Release(ctx)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	g.log.Info("joined the group", "job", s.Job, "member", g.id, "tasks", len(s.Tasks))
 	return g, nil
@@ -117,7 +125,43 @@ func memberKey(job, id string) string { return job + ".member." + id }
 func taskKey(job, task string) string { return job + ".task." + task }
 func memberPrefix(job string) string  { return job + ".member." }
 func (g *Group) opts(what string) ownership.Options {
-	return ownership.Options{TTL: g.s.TTL, Where: fmt.Sprintf("%s of job %q (KV bucket %s)", what, g.s.Job, g.s.Bucket), Logger: g.log}
+	return ownership.Options{TTL: g.s.TTL, Where: fmt.Sprintf("%s of job %q (KV bucket %s)", what, g.s.Job, g.s.Bucket), Logger: g.log, Clock: g.s.Clock}
+}
+
+func (g *Group) clock() ownership.Clock {
+	if g.s.Clock != nil {
+		return g.s.Clock
+	}
+	return ownership.SystemClock{}
+}
+
+// checkClock compares the member's clock with the NATS server's: the server stamped the
+// member record it stored between t0 and t1 by the member's clock, unless the two
+// disagree. Members judge each other's leases expired by their own clocks, so each may
+// be off the server's by at most half the leases' margin (a fifth of the timeout).
+func (g *Group) checkClock(ctx context.Context, t0, t1 time.Time) error {
+	e, err := g.kv.Get(ctx, memberKey(g.s.Job, g.id))
+	if err != nil {
+		return fmt.Errorf("read back the member record: %w", err)
+	}
+	stored := e.Created()
+	var skew time.Duration
+	switch {
+	case stored.Before(t0):
+		skew = t0.Sub(stored)
+	case stored.After(t1):
+		skew = -stored.Sub(t1)
+	}
+	limit := (g.s.TTL - ownership.Valid(g.s.TTL)) / 2
+	if skew > limit || -skew > limit {
+		way := "ahead of"
+		if skew < 0 {
+			way, skew = "behind", -skew
+		}
+		return fmt.Errorf("this machine's clock is at least %s %s the NATS server's, more than half the leases' margin (%s, a tenth of the lease timeout %s): members would take over leases still live, or wait on dead ones; set the clocks right (NTP) or raise the timeout",
+			skew.Round(time.Millisecond), way, limit, g.s.TTL)
+	}
+	return nil
 }
 
 // ID returns the member's id, which its leases carry (ownership.Holder.Member).

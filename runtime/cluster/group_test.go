@@ -384,3 +384,50 @@ func TestAFrozenMemberIsFencedAndRejoins(t *testing.T) {
 		}
 	}
 }
+
+// skewed is the system clock moved by off.
+type skewed struct {
+	ownership.SystemClock
+	off time.Duration
+}
+
+func (c skewed) Now() time.Time { return time.Now().Add(c.off) }
+
+// TestJoinRefusesAClockOffTheServers: a runner whose clock is ahead of or behind the NATS
+// server's by more than half the leases' margin is refused, naming the skew's direction,
+// and leaves no live member record behind.
+func TestJoinRefusesAClockOffTheServers(t *testing.T) {
+	c := natstest.StartServer(t, natstest.Options{})
+	js := c.JetStream(t)
+	ctx := context.Background()
+	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for off, want := range map[time.Duration]string{10 * time.Second: "ahead of the NATS server's", -10 * time.Second: "behind the NATS server's"} {
+		_, err := Join(ctx, Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: 20 * time.Second, Clock: skewed{off: off}})
+		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "margin") {
+			t.Errorf("a clock %s off: %v, want a refusal saying it is %s", off, err, want)
+		}
+	}
+	keys, _ := kv.ListKeysFiltered(ctx, testJob+".member.*")
+	n := 0
+	for key := range keys.Keys() {
+		n++
+		e, err := kv.Get(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec, err := ownership.DecodeRecord(e.Value()); err != nil || !rec.Released {
+			t.Errorf("member record %s after a refused join: %+v (%v), want it released", key, rec, err)
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d member records after two refused joins, want 2", n)
+	}
+	g, err := Join(ctx, Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: 20 * time.Second, Clock: skewed{off: 100 * time.Millisecond}})
+	if err != nil {
+		t.Fatalf("a clock 100 ms off with a margin of 2 s: %v", err)
+	}
+	g.Leave(ctx)
+}
