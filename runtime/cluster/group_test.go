@@ -191,32 +191,42 @@ func balanced(owner map[string]string, members ...string) error {
 	return nil
 }
 
+// bucket starts a NATS server and creates the group's bucket on it.
+func bucket(t *testing.T) (*natstest.Cluster, jetstream.JetStream, jetstream.KeyValue) {
+	t.Helper()
+	c := natstest.StartServer(t, natstest.Options{})
+	js := c.JetStream(t)
+	kv, err := js.CreateKeyValue(context.Background(), jetstream.KeyValueConfig{Bucket: testBucket})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, js, kv
+}
+
+// waitBalanced waits until the bucket shows the tasks balanced over members.
+func waitBalanced(t *testing.T, kv jetstream.KeyValue, what string, members ...*proc) {
+	t.Helper()
+	ids := make([]string, len(members))
+	for i, p := range members {
+		ids[i] = p.ID()
+	}
+	testwait.For(t, what, 30*time.Second, func() error {
+		owner, _, err := holders(context.Background(), kv)
+		if err != nil {
+			return err
+		}
+		return balanced(owner, ids...)
+	})
+}
+
 // TestGroupBalancesOverRealMemberProcesses: three member processes share six tasks two
 // each; one killed with -9 has its tasks claimed by the other two once its leases expire,
 // at the next epoch; a fourth that joins gets its share from members handing over; and
 // members that leave release every task. The checker reads the bucket itself.
 func TestGroupBalancesOverRealMemberProcesses(t *testing.T) {
-	c := natstest.StartServer(t, natstest.Options{})
-	js := c.JetStream(t)
+	c, _, kv := bucket(t)
 	ctx := context.Background()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
-	wait := func(what string, members ...*proc) {
-		t.Helper()
-		ids := make([]string, len(members))
-		for i, p := range members {
-			ids[i] = p.ID()
-		}
-		testwait.For(t, what, 30*time.Second, func() error {
-			owner, _, err := holders(ctx, kv)
-			if err != nil {
-				return err
-			}
-			return balanced(owner, ids...)
-		})
-	}
+	wait := func(what string, members ...*proc) { t.Helper(); waitBalanced(t, kv, what, members...) }
 	ps := []*proc{startMember(t, c.URL()), startMember(t, c.URL()), startMember(t, c.URL())}
 	wait("six tasks over three members", ps...)
 	_, before, err := holders(ctx, kv)
@@ -259,12 +269,8 @@ func TestGroupBalancesOverRealMemberProcesses(t *testing.T) {
 // TestJoinRefusesBadSettings: each setting that cannot work is refused by name before the
 // member joins.
 func TestJoinRefusesBadSettings(t *testing.T) {
-	c := natstest.StartServer(t, natstest.Options{})
-	js := c.JetStream(t)
+	_, js, _ := bucket(t)
 	ctx := context.Background()
-	if _, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket}); err != nil {
-		t.Fatal(err)
-	}
 	good := Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: testTTL}
 	for _, c := range []struct {
 		change func(*Settings)
@@ -331,28 +337,10 @@ func TestJoinRefusesBadSettings(t *testing.T) {
 // longer stand (ownership's tests show its Check failing from then on); woken (SIGCONT),
 // it finds its task leases lost and takes its share again from members handing over.
 func TestAFrozenMemberIsFencedAndRejoins(t *testing.T) {
-	c := natstest.StartServer(t, natstest.Options{})
-	js := c.JetStream(t)
+	c, _, kv := bucket(t)
 	ctx := context.Background()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
 	ps := []*proc{startMember(t, c.URL()), startMember(t, c.URL()), startMember(t, c.URL())}
-	wait := func(what string, members ...*proc) {
-		t.Helper()
-		var ids []string
-		for _, p := range members {
-			ids = append(ids, p.ID())
-		}
-		testwait.For(t, what, 30*time.Second, func() error {
-			owner, _, err := holders(ctx, kv)
-			if err != nil {
-				return err
-			}
-			return balanced(owner, ids...)
-		})
-	}
+	wait := func(what string, members ...*proc) { t.Helper(); waitBalanced(t, kv, what, members...) }
 	wait("six tasks over three members", ps...)
 	frozen := ps[0]
 	if err := frozen.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -397,13 +385,8 @@ func (c skewed) Now() time.Time { return time.Now().Add(c.off) }
 // server's by more than half the leases' margin is refused, naming the skew's direction,
 // and leaves no live member record behind.
 func TestJoinRefusesAClockOffTheServers(t *testing.T) {
-	c := natstest.StartServer(t, natstest.Options{})
-	js := c.JetStream(t)
+	_, js, kv := bucket(t)
 	ctx := context.Background()
-	kv, err := js.CreateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: testBucket})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for off, want := range map[time.Duration]string{10 * time.Second: "ahead of the NATS server's", -10 * time.Second: "behind the NATS server's"} {
 		_, err := Join(ctx, Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: 20 * time.Second, Clock: skewed{off: off}})
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "margin") {
