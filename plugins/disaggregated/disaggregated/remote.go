@@ -72,23 +72,9 @@ func openRemote(ctx context.Context, uri string, s3opts sdk.Options) (Remote, er
 	return &fileRemote{dir: dir}, nil
 }
 
-// ctxReader reads from r until ctx is done, so that a cancelled Create stops writing.
-type ctxReader struct {
-	ctx context.Context
-	r   io.Reader
-}
-
-// Read implements io.Reader.
-func (c ctxReader) Read(p []byte) (int, error) {
-	if err := c.ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.r.Read(p)
-}
-
 // checkName refuses an object name of store r that is not a clean relative slash path
-// inside it ("", "/abs", "../x", "a//b", "a/./b", "a/"): S3 would keep such a name under a
-// key of its own, a directory under another name.
+// inside it ("", "/abs", "../x", "a//b", "a/./b", "a/"): S3 would keep "a//b" as a key of
+// its own where a directory takes it for "a/b", so both stores refuse such names.
 func checkName(name string, r Remote) error {
 	if name == "" || name == "." || path.IsAbs(name) || path.Clean(name) != name || name == ".." || strings.HasPrefix(name, "../") {
 		return fmt.Errorf("object name %q of %s: want a clean relative name inside the store: %w", name, r, fs.ErrInvalid)
@@ -118,6 +104,9 @@ func (r *fileRemote) Create(ctx context.Context, name string, src io.Reader, siz
 	if err != nil {
 		return err
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("create object %s in %s: %w", name, r, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return fmt.Errorf("create object %s in %s: %w", name, r, err)
 	}
@@ -126,7 +115,7 @@ func (r *fileRemote) Create(ctx context.Context, name string, src io.Reader, siz
 		return fmt.Errorf("create object %s in %s: %w", name, r, err)
 	}
 	defer os.Remove(tmp.Name())
-	n, err := io.Copy(tmp, ctxReader{ctx: ctx, r: src})
+	n, err := io.Copy(tmp, src) // a local copy (copy_file_range from a cache file): ctx is checked before
 	if err == nil && n != size {
 		err = fmt.Errorf("read %d bytes, want %d", n, size)
 	}

@@ -120,6 +120,20 @@ func (r *s3Remote) Create(ctx context.Context, name string, src io.Reader, size 
 	return err
 }
 
+// ctxReader reads from r until ctx is done, so that a cancelled Create stops uploading.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+// Read implements io.Reader.
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // Open implements Remote. The client's error for a missing object wraps fs.ErrNotExist.
 func (r *s3Remote) Open(ctx context.Context, name string) (io.ReadCloser, error) {
 	p, err := r.name(name)
