@@ -4,7 +4,8 @@
 // contract (package sdk) reaches neither gRPC, the protocol, the server nor the host end,
 // its plugin end (sdk/server) and host end (sdk/host, sdk/internal/client) never reach each
 // other, and what both ends share (sdk/internal/convert, sdk/internal/demux) reaches
-// neither; a plugin, its tests included, imports neither the runtime nor another plugin,
+// neither; a plugin, its tests included, imports neither the runtime nor another plugin
+// (plugins/internal, the code the plugins share, is none: any may import it),
 // and its binary does not link the host end of the SDK; the runtime reaches the plugins
 // only through the registry of built-in plugins, plugins/builtin, and runtime/config (with
 // the packages beside it) not at all; the runner binary links no plugin code nor goleveldb

@@ -60,13 +60,16 @@ type Plugin struct {
 	Options []string
 }
 
+// s3Options are the S3 client's options, which fsstorage (checkpoints on S3) and
+// disaggregated (an s3:// remote store) both accept, as the code they share reads them.
+var s3Options = []string{FSStorageS3Endpoint, "s3.region", FSStorageS3AccessKey, FSStorageS3SecretKey, FSStorageS3PathStyle, "s3.part-size"}
+
 // table holds the built-ins, sorted by name.
 var table = []Plugin{
 	{Name: Disaggregated, Kinds: []string{KindStateBackend},
-		Options: []string{"remote", LevelDBLocalDir, "cache-size", LevelDBBlockCacheSize, LevelDBWriteBufferSize}},
+		Options: append([]string{"remote", LevelDBLocalDir, "cache-size", LevelDBBlockCacheSize, LevelDBWriteBufferSize}, s3Options...)},
 	{Name: FSStorage, Kinds: []string{KindCheckpointStorage},
-		Options: []string{"dir", "savepoint-dir", "data-inline-threshold", FSStorageWriteBufferSize,
-			FSStorageS3Endpoint, "s3.region", FSStorageS3AccessKey, FSStorageS3SecretKey, FSStorageS3PathStyle, "s3.part-size"}},
+		Options: append([]string{"dir", "savepoint-dir", "data-inline-threshold", FSStorageWriteBufferSize}, s3Options...)},
 	{Name: Hashmap, Kinds: []string{KindStateBackend}, Options: []string{"incremental"}},
 	{Name: JMStorage, Kinds: []string{KindCheckpointStorage},
 		Options: []string{"dir", "savepoint-dir", "data-inline-threshold", JMStorageMaxStateSize}},

@@ -417,3 +417,22 @@ func TestFlatFlinkLines(t *testing.T) {
 	wantContains(t, strings.Join(c.Notes, "\n"), "not valid YAML: read line by line")
 	wantContains(t, parseErr(t, "job:\n  name: @x\n"), "yaml:")
 }
+
+// TestDisaggregatedS3Options: the disaggregated backend takes the S3 client's options below
+// its own name, as fsstorage does below its; Flink's s3.* keys stay fsstorage's.
+func TestDisaggregatedS3Options(t *testing.T) {
+	c := mustResolve(t, `state.backend.type: disaggregated
+state.backend.disaggregated.remote: s3://b/tables
+state.backend.disaggregated.s3.endpoint: http://minio:9000
+state.backend.disaggregated.s3.region: eu-west-1
+state.backend.disaggregated.s3.access-key: ak
+state.backend.disaggregated.s3.secret-key: sk
+state.backend.disaggregated.s3.path-style: true
+state.backend.disaggregated.s3.part-size: 16mb
+execution.checkpointing.dir: s3://b/ck
+s3.endpoint: http://other:9000
+`)
+	wantEqual(t, "disaggregated options", c.BackendOptions, sdk.Options{"remote": "s3://b/tables", "s3.endpoint": "http://minio:9000",
+		"s3.region": "eu-west-1", "s3.access-key": "ak", "s3.secret-key": "sk", "s3.path-style": "true", "s3.part-size": "16mb"})
+	wantEqual(t, "Flink's s3.endpoint", c.StorageOptions["s3.endpoint"], "http://other:9000")
+}

@@ -45,10 +45,11 @@ func (b *Backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: Name
 
 // Configure applies the options "remote" (default DefaultRemote()), "localdir" (default
 // DefaultLocalDir()), "cache-size" (default 256mb), "block-cache-size" and
-// "write-buffer-size" (human sizes such as "64mb"). It creates the working and remote
-// directories.
+// "write-buffer-size" (human sizes such as "64mb"), and for an s3:// remote the s3.*
+// options. It creates the working and remote directories, or checks that the remote bucket
+// answers; a remote it cannot use is an *sdk.OptionError naming "remote".
 func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
-	c, remote, err := parseOptions(opts)
+	c, remote, err := parseOptions(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -67,9 +68,9 @@ func (b *Backend) setup() (config, Remote, *cache, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.remote == nil {
-		r, err := openRemote(b.cfg.remote)
+		r, err := openRemote(context.Background(), b.cfg.remote, b.cfg.s3)
 		if err != nil {
-			return b.cfg, nil, nil, &sdk.OptionError{Option: OptionRemote, Value: b.cfg.remote, Err: err}
+			return b.cfg, nil, nil, &sdk.OptionError{Option: OptionRemote, Value: redacted(b.cfg.remote), Err: err}
 		}
 		b.remote = r
 	}

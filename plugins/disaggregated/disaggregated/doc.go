@@ -1,9 +1,12 @@
 // Package disaggregated is the disaggregated state backend: each keyed backend keeps its
 // state in an embedded LSM store (github.com/syndtr/goleveldb) whose table files live on a
-// remote store (option remote: a file:// directory in this version, the object store's
-// role) and are read through a local cache whose size is bounded (option cache-size), so
-// state may be much larger than the local disk, like Flink 2.0's ForSt. Only the journals
-// and the manifest (a few MiB) stay in the local working directory.
+// remote store (option remote: an S3 bucket, s3://bucket/prefix, or a file:// directory)
+// and are read through a local cache whose size is bounded (option cache-size), so state
+// may be much larger than the local disk, like Flink 2.0's ForSt. Only the journals and the
+// manifest (a few MiB) stay in the local working directory. An s3:// remote goes through
+// the S3 client fsstorage uses (plugins/internal/fsys), configured by the same s3.* options
+// with the same AWS environment fallbacks; conditional PUTs (If-None-Match: *) create each
+// table once.
 //
 // Table files are written once and never changed: goleveldb writes a table to the cache
 // directory, and when it closes it the store uploads it under a name no other database
@@ -46,9 +49,10 @@
 // of completed checkpoints stay on the remote store until removed by hand: nothing is ever
 // deleted while a checkpoint may need it, at the price of space.
 //
-// It owns the remote store interface and its file:// implementation, the cache, the
-// goleveldb storage over both, and the backend's keyed backends, snapshots and restores.
-// As every plugin it imports only the SDK (sdk, sdk/bytesize, sdk/kvstream) and goleveldb,
-// never the runtime, another plugin (not plugins/leveldb either), or the SDK's plugin or
-// host end (sdk/server, sdk/host); its main package links sdk/server.
+// It owns the remote store interface and its file:// and s3:// implementations, the cache,
+// the goleveldb storage over both, and the backend's keyed backends, snapshots and
+// restores. As every plugin it imports only the SDK (sdk, sdk/bytesize, sdk/kvstream),
+// goleveldb and the code the plugins share (plugins/internal/fsys, hence minio-go), never
+// the runtime, another plugin (not plugins/leveldb or fsstorage either), or the SDK's
+// plugin or host end (sdk/server, sdk/host); its main package links sdk/server.
 package disaggregated

@@ -18,26 +18,23 @@ import (
 
 var bg = context.Background()
 
-// testBackend returns a backend with a fresh working directory on the remote directory
-// remote, its cache bounded at cacheSize.
-func testBackend(t *testing.T, remote, cacheSize string) *Backend {
+// testBackend returns a backend with a fresh working directory on the remote store, its
+// cache bounded at cacheSize.
+func testBackend(t *testing.T, remote testStore, cacheSize string) *Backend {
 	t.Helper()
+	opts := sdk.Options{OptionLocalDir: t.TempDir(), OptionWriteBufferSize: "256kb", OptionCacheSize: cacheSize}
+	maps.Copy(opts, remote)
 	b := New()
-	if err := b.Configure(bg, sdk.Options{OptionLocalDir: t.TempDir(), OptionRemote: "file://" + remote,
-		OptionWriteBufferSize: "256kb", OptionCacheSize: cacheSize}); err != nil {
+	if err := b.Configure(bg, opts); err != nil {
 		t.Fatal(err)
 	}
 	return b
 }
 
-// objects lists the remote directory's objects.
-func objects(t *testing.T, remote string) []string {
+// objects lists the remote store's objects.
+func objects(t *testing.T, remote testStore) []string {
 	t.Helper()
-	r, err := openRemote("file://" + remote)
-	if err != nil {
-		t.Fatal(err)
-	}
-	names, err := r.List(bg, "")
+	names, err := remote.open(t).List(bg, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,9 +85,13 @@ func missing(want, have []string) []string {
 // them, and a restore into a backend with an empty cache downloads nothing until a read
 // needs a table. The restored backend never deletes the checkpoint's tables (they are the
 // checkpoint's, as after a NO_CLAIM restore), and its Full checkpoint lists only tables of
-// its own.
+// its own. It runs on a file:// remote and on an s3:// one (the test S3 server).
 func TestCheckpointInPlace(t *testing.T) {
-	remote := t.TempDir()
+	t.Run("file", func(t *testing.T) { checkCheckpointInPlace(t, fileTestStore(t)) })
+	t.Run("s3", func(t *testing.T) { checkCheckpointInPlace(t, s3TestStore(t)) })
+}
+
+func checkCheckpointInPlace(t *testing.T, remote testStore) {
 	p := sdktest.Params("op", 0, 1)
 	b1 := testBackend(t, remote, "64mb")
 	kb1 := sdktest.OpenKeyed(t, b1, p)
@@ -169,10 +170,10 @@ func TestCheckpointInPlace(t *testing.T) {
 	sdktest.CheckContents(t, sdktest.OpenRestored(t, b3, p, hs2, streams), at1)
 }
 
-// filled returns a remote directory, and a keyed backend on it holding 40,000 keys, with
-// its parameters and streams for its snapshots.
-func filled(t *testing.T) (string, sdk.KeyedBackendParams, sdk.KeyedStateBackend, *sdktest.MemoryStreams) {
-	remote := t.TempDir()
+// filled returns a file:// remote store, and a keyed backend on it holding 40,000 keys,
+// with its parameters and streams for its snapshots.
+func filled(t *testing.T) (testStore, sdk.KeyedBackendParams, sdk.KeyedStateBackend, *sdktest.MemoryStreams) {
+	remote := fileTestStore(t)
 	p := sdktest.Params("op", 0, 1)
 	kb := sdktest.OpenKeyed(t, testBackend(t, remote, "64mb"), p)
 	sdktest.Fill(t, kb, nil, p.KeyGroups, 40000, "v1")
@@ -214,8 +215,7 @@ func TestRestoreMissingTable(t *testing.T) {
 	}
 	l := layoutOf(t, hs, streams)
 	victim := l.tables[len(l.tables)/2].Object
-	r, _ := openRemote("file://" + remote)
-	if err := r.Delete(bg, victim); err != nil {
+	if err := remote.open(t).Delete(bg, victim); err != nil {
 		t.Fatal(err)
 	}
 	for _, rescale := range []bool{false, true} {
@@ -235,7 +235,7 @@ func TestRestoreMissingTable(t *testing.T) {
 // background, and restores each in place: every restore holds exactly the state of its
 // checkpoint (the cut of manifest, journals and tables is consistent).
 func TestCutsDuringCompactions(t *testing.T) {
-	remote := t.TempDir()
+	remote := fileTestStore(t)
 	p := sdktest.Params("op", 0, 1)
 	kb := sdktest.OpenKeyed(t, testBackend(t, remote, "64mb"), p)
 	m := sdktest.Model{}

@@ -120,7 +120,7 @@ func checkTables(remote Remote, l *layout) error {
 func (kb *keyed) copyFrom(ctx context.Context, l *layout, b *goleveldb.Batch) error {
 	remote := kb.remote
 	if l.remote != remote.String() {
-		r, err := openRemote(l.remote)
+		r, err := openRemote(ctx, l.remote, kb.cfg.s3)
 		if err != nil {
 			return fmt.Errorf("%s: restore: remote store %s of the checkpoint: %w", kb.name, l.remote, err)
 		}

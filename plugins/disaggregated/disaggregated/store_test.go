@@ -23,7 +23,7 @@ import (
 func testDB(t *testing.T, bound int64) (*goleveldb.DB, *store, *cache, Remote) {
 	t.Helper()
 	root := t.TempDir()
-	remote, err := openRemote("file://" + filepath.Join(root, "remote"))
+	remote, err := openRemote(context.Background(), "file://"+filepath.Join(root, "remote"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,74 +175,7 @@ func TestMissingOrCorruptTable(t *testing.T) {
 	}
 }
 
-// TestRemoteCreateOnce: a second create of an object fails and leaves the first one's
-// bytes.
-func TestRemoteCreateOnce(t *testing.T) {
-	r, err := openRemote("file://" + t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := r.Create(ctx, "a/b.ldb", strings.NewReader("first"), 5); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Create(ctx, "a/b.ldb", strings.NewReader("second"), 6); !errors.Is(err, fs.ErrExist) {
-		t.Fatalf("second Create: %v, want fs.ErrExist", err)
-	}
-	if n, err := r.Size(ctx, "a/b.ldb"); n != 5 || err != nil {
-		t.Fatalf("Size = %d, %v; want 5", n, err)
-	}
-	if err := r.Create(ctx, "../x", strings.NewReader("x"), 1); err == nil {
-		t.Fatal("Create outside the store succeeded")
-	}
-	if names, err := r.List(ctx, "a/"); err != nil || len(names) != 1 || names[0] != "a/b.ldb" {
-		t.Fatalf("List = %v, %v", names, err)
-	}
-	if err := r.Delete(ctx, "a/b.ldb"); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Delete(ctx, "a/b.ldb"); err != nil {
-		t.Fatalf("Delete of a missing object: %v", err)
-	}
-	if _, err := r.Open(ctx, "a/b.ldb"); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "a/b.ldb") {
-		t.Fatalf("Open of a deleted object: %v", err)
-	}
-}
-
 func utilRangeAll() util.Range { return util.Range{} }
-
-// TestRemoteCreateRace: of writers creating one object at once, exactly one wins, and the
-// object holds the winner's bytes whole.
-func TestRemoteCreateRace(t *testing.T) {
-	r, err := openRemote("file://" + t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	const writers = 8
-	errs := make(chan error, writers)
-	for i := range writers {
-		go func() {
-			b := bytes.Repeat([]byte{byte('a' + i)}, 1<<20)
-			errs <- r.Create(context.Background(), "x/1.ldb", bytes.NewReader(b), int64(len(b)))
-		}()
-	}
-	wins := 0
-	for range writers {
-		switch err := <-errs; {
-		case err == nil:
-			wins++
-		case !errors.Is(err, fs.ErrExist):
-			t.Fatalf("Create: %v", err)
-		}
-	}
-	if wins != 1 {
-		t.Fatalf("%d writers won, want 1", wins)
-	}
-	b, err := os.ReadFile(filepath.Join(r.(*fileRemote).dir, "x", "1.ldb"))
-	if err != nil || len(b) != 1<<20 || bytes.Count(b, b[:1]) != len(b) {
-		t.Fatalf("object of %d bytes (%v), want 1 MiB of one writer's byte", len(b), err)
-	}
-}
 
 // TestStaleCachesRemoved: a new process's cache removes the cache directories of processes
 // that are gone (their lock is free) and leaves those of running ones.

@@ -1,7 +1,7 @@
 package fsstorage
 
 import (
-	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
+	"github.com/flowstate/flowstate/plugins/internal/fsys"
 	"github.com/flowstate/flowstate/sdk/dirstorage"
 )
 
@@ -12,7 +12,7 @@ const (
 	// in before writing them to their file (a human size such as "64kb"; default
 	// dirstorage.DefaultWriteBufferSize).
 	OptionWriteBufferSize = dirstorage.OptionWriteBufferSize
-	// OptionS3Endpoint is the S3 endpoint (see package internal/fsys for the s3.* options).
+	// OptionS3Endpoint is the S3 endpoint (see package plugins/internal/fsys for the s3.* options).
 	OptionS3Endpoint = fsys.OptionS3Endpoint
 	// OptionS3AccessKey is the S3 access key id.
 	OptionS3AccessKey = fsys.OptionS3AccessKey

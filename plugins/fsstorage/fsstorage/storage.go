@@ -25,16 +25,16 @@
 // External pointers are the chk-N or savepoint directories: absolute local paths, or
 // s3:// URIs; handle refs are file:// or s3:// URIs.
 //
-// As every plugin it imports only the SDK (sdk, sdk/dirstorage) and its own file systems
-// (plugins/fsstorage/internal/fsys), never the runtime, another plugin, or the SDK's plugin
-// or host end (sdk/server, sdk/host); its main package links sdk/server.
+// As every plugin it imports only the SDK (sdk, sdk/dirstorage) and the file systems the
+// plugins share (plugins/internal/fsys), never the runtime, another plugin, or the SDK's
+// plugin or host end (sdk/server, sdk/host); its main package links sdk/server.
 package fsstorage
 
 import (
 	"context"
 	"os"
 
-	"github.com/flowstate/flowstate/plugins/fsstorage/internal/fsys"
+	"github.com/flowstate/flowstate/plugins/internal/fsys"
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/dirstorage"
 )
