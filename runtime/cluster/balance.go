@@ -101,7 +101,20 @@ func (g *Group) Balance(ctx context.Context) (Plan, error) {
 	return plan, nil
 }
 
-// liveMembers returns the ids of the live members, sorted, this one included.
+// counts reports whether a live member record counts for the shares: its holder is not
+// known to have ended (ownership.Dead: a runner of this machine whose process is gone),
+// and it renewed its record within two renewal periods. A killed or frozen member thus
+// drops out of the shares before its leases expire, so that the others do not hand tasks
+// over to a member that will never claim them.
+func (g *Group) counts(rec ownership.Record, now time.Time) bool {
+	if dead, _ := ownership.Dead(rec.Holder, rec.Renewed); dead {
+		return false
+	}
+	return now.Sub(rec.Renewed) < 2*ownership.RenewEvery(rec.TTL())
+}
+
+// liveMembers returns the ids of the members that count for the shares, sorted, this one
+// included.
 func (g *Group) liveMembers(ctx context.Context, now time.Time) ([]string, error) {
 	prefix := memberPrefix(g.s.Job)
 	lister, err := g.kv.ListKeysFiltered(ctx, prefix+"*")
@@ -126,7 +139,7 @@ func (g *Group) liveMembers(ctx context.Context, now time.Time) ([]string, error
 		if err != nil {
 			return nil, fmt.Errorf("member %s of job %q: %w", id, g.s.Job, err)
 		}
-		if live && rec.Member == id {
+		if live && rec.Member == id && g.counts(rec, now) {
 			ids = append(ids, id)
 		}
 	}
@@ -134,7 +147,8 @@ func (g *Group) liveMembers(ctx context.Context, now time.Time) ([]string, error
 	return ids, nil
 }
 
-// owners returns the member holding each task whose record is live.
+// owners returns the member holding each task whose record is live, unless its holder is
+// known to have ended (Acquire takes such a task over at once).
 func (g *Group) owners(ctx context.Context, now time.Time) (map[string]string, error) {
 	out := map[string]string{}
 	for _, t := range g.s.Tasks {
@@ -142,7 +156,7 @@ func (g *Group) owners(ctx context.Context, now time.Time) (map[string]string, e
 		if err != nil {
 			return nil, fmt.Errorf("task %q of job %q: %w", t, g.s.Job, err)
 		}
-		if live {
+		if dead, _ := ownership.Dead(rec.Holder, rec.Renewed); live && !dead {
 			out[t] = rec.Member
 		}
 	}

@@ -26,6 +26,7 @@ import (
 const (
 	envChild = "FLOWSTATE_CLUSTER_TEST_MEMBER"
 	envURL   = "FLOWSTATE_CLUSTER_TEST_URL"
+	envTTL   = "FLOWSTATE_CLUSTER_TEST_TTL"
 )
 
 const (
@@ -38,7 +39,12 @@ var testTasks = []string{"t0", "t1", "t2", "t3", "t4", "t5"}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envChild) != "" {
-		os.Exit(member(os.Getenv(envURL)))
+		ttl, err := time.ParseDuration(os.Getenv(envTTL))
+		if err != nil {
+			fmt.Println("error:", err)
+			os.Exit(1)
+		}
+		os.Exit(member(os.Getenv(envURL), ttl))
 	}
 	os.Exit(m.Run())
 }
@@ -46,7 +52,7 @@ func TestMain(m *testing.M) {
 // member runs one member: it balances every tenth of the lease timeout, hands over at
 // once what it is asked to (its tasks do no work to checkpoint), and prints its id and
 // then each change of the tasks it holds.
-func member(url string) int {
+func member(url string, ttl time.Duration) int {
 	ctx := context.Background()
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -55,7 +61,7 @@ func member(url string) int {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	g, err := Join(ctx, Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: testTTL})
+	g, err := Join(ctx, Settings{JS: js, Bucket: testBucket, Job: testJob, Tasks: testTasks, TTL: ttl})
 	if err != nil {
 		fmt.Println("error:", err)
 		return 1
@@ -63,7 +69,7 @@ func member(url string) int {
 	fmt.Println("member", g.ID())
 	done := make(chan struct{})
 	go func() { io.Copy(io.Discard, os.Stdin); close(done) }()
-	tick := time.NewTicker(testTTL / 10)
+	tick := time.NewTicker(min(ttl/10, 150*time.Millisecond))
 	defer tick.Stop()
 	last := ""
 	for {
@@ -108,8 +114,13 @@ type proc struct {
 
 func startMember(t *testing.T, url string) *proc {
 	t.Helper()
+	return startMemberTTL(t, url, testTTL)
+}
+
+func startMemberTTL(t *testing.T, url string, ttl time.Duration) *proc {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), envChild+"=1", envURL+"="+url)
+	cmd.Env = append(os.Environ(), envChild+"=1", envURL+"="+url, envTTL+"="+ttl.String())
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -413,4 +424,23 @@ func TestJoinRefusesAClockOffTheServers(t *testing.T) {
 		t.Fatalf("a clock 100 ms off with a margin of 2 s: %v", err)
 	}
 	g.Leave(ctx)
+}
+
+// TestAKilledMembersTasksGoAtOnceOnItsMachine: with a lease timeout of a minute, a member
+// killed with -9 has its tasks claimed at once by the members on its machine, which know
+// its process is gone (ownership.Dead), and drops out of the shares, so that a member
+// restarted after it gets its share without waiting for the leases to expire.
+func TestAKilledMembersTasksGoAtOnceOnItsMachine(t *testing.T) {
+	c, _, kv := bucket(t)
+	const ttl = time.Minute
+	ps := []*proc{startMemberTTL(t, c.URL(), ttl), startMemberTTL(t, c.URL(), ttl), startMemberTTL(t, c.URL(), ttl)}
+	waitBalanced(t, kv, "six tasks over three members", ps...)
+	if err := ps[0].cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	ps[0].cmd.Wait()
+	restarted := startMemberTTL(t, c.URL(), ttl)
+	// testwait gives it 30 s, half the lease timeout: only the knowledge that the killed
+	// process is gone lets the group rebalance in time.
+	waitBalanced(t, kv, "the restarted member with its share, before the killed one's leases expire", ps[1], ps[2], restarted)
 }
