@@ -21,13 +21,14 @@
 // member's with the NATS server's (the time the server stored its member record) and
 // refuses one off by more than half the leases' margin, naming the skew.
 //
-// Fair shares: with T tasks and M live members (a member counts while it renews its
-// record, and not once its process is known gone: a killed member's tasks are claimed at
-// once on its machine, and a frozen one stops counting after two renewal periods, so
-// nobody hands tasks over to a member that cannot claim them) every member may hold up to ceil(T/M)
+// Fair shares: with T tasks and M live members, every member may hold up to ceil(T/M)
 // tasks; a member holding more than floor(T/M) hands one over while another member holds
-// fewer than floor(T/M). Claims go through compare-and-swap, so a task is never claimed
-// by two members; a member frozen past its timeout is fenced by its task leases' Check.
+// fewer than floor(T/M). A member counts while it renews its record, and not once its
+// process is known gone: a killed member's tasks are claimed at once on its machine, and
+// a frozen one stops counting after two renewal periods, so nobody hands tasks over to a
+// member that cannot claim them. Claims go through compare-and-swap, so a task is never
+// claimed by two members; a member frozen past its timeout is fenced by its task leases'
+// Check.
 //
 // It owns the group's keys and the balancing rule, on the KV lease of
 // runtime/connectors/jetstream and the leases of runtime/ownership. It must never import
