@@ -43,6 +43,9 @@ const (
 	FSStorageS3AccessKey     = "s3.access-key"
 	FSStorageS3SecretKey     = "s3.secret-key"
 	FSStorageS3PathStyle     = "s3.path-style"
+	DisaggregatedRemote      = "remote"
+	DisaggregatedLocalDir    = "localdir"
+	DisaggregatedCacheSize   = "cache-size"
 )
 
 // JMStorageDefaultMaxStateSize is jmstorage's default max-state-size (5 MiB, Flink's
@@ -67,7 +70,7 @@ var s3Options = []string{FSStorageS3Endpoint, "s3.region", FSStorageS3AccessKey,
 // table holds the built-ins, sorted by name.
 var table = []Plugin{
 	{Name: Disaggregated, Kinds: []string{KindStateBackend},
-		Options: append([]string{"remote", LevelDBLocalDir, "cache-size", LevelDBBlockCacheSize, LevelDBWriteBufferSize}, s3Options...)},
+		Options: append([]string{DisaggregatedRemote, DisaggregatedLocalDir, DisaggregatedCacheSize, LevelDBBlockCacheSize, LevelDBWriteBufferSize}, s3Options...)},
 	{Name: FSStorage, Kinds: []string{KindCheckpointStorage},
 		Options: append([]string{"dir", "savepoint-dir", "data-inline-threshold", FSStorageWriteBufferSize}, s3Options...)},
 	{Name: Hashmap, Kinds: []string{KindStateBackend}, Options: []string{"incremental"}},

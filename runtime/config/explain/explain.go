@@ -179,6 +179,8 @@ func (e *Explanation) explainBackend(c *config.Config) {
 		e.WorkingState = fmt.Sprintf("Working state lives in leveldb files at %s on local disk (an embedded LSM store, so state can "+
 			"outgrow memory). They are working files, not a backup: losing this machine loses them.", where)
 		e.warnLocalDir(c, dir)
+	case builtins.Disaggregated:
+		e.WorkingState = disaggregatedState(c.BackendOptions)
 	default:
 		e.WorkingState = fmt.Sprintf("Working state lives wherever the %s plugin keeps it.", c.StateBackend)
 	}
@@ -187,6 +189,31 @@ func (e *Explanation) explainBackend(c *config.Config) {
 		e.Warnings = append(e.Warnings, fmt.Sprintf("%s: %s: true has no effect with hashmap, which always takes full snapshots; leveldb takes incremental ones",
 			c.Where(config.KeyIncremental), c.Written(config.KeyIncremental)))
 	}
+}
+
+// disaggregatedState says where the disaggregated backend's state lives: its table files
+// on the remote store, read through a bounded local cache, the live database's journals
+// on the local disk.
+func disaggregatedState(opts map[string]string) string {
+	cache := opts[builtins.DisaggregatedCacheSize]
+	if cache == "" {
+		cache = "256mb"
+	}
+	local := opts[builtins.DisaggregatedLocalDir]
+	if local == "" {
+		local = "a directory under the system temp directory"
+	}
+	remote := opts[builtins.DisaggregatedRemote]
+	caching := fmt.Sprintf("read through a local cache of at most %s in %s, which also holds the live database's journals", cache, local)
+	if remote == "" {
+		return "Working state's table files live in a directory under the system temp directory on this machine (the default remote; " +
+			"set state.backend.disaggregated.remote to an s3:// bucket), " + caching + ": losing this machine loses them."
+	}
+	if _, isLocal := config.LocalPath(remote); isLocal {
+		return fmt.Sprintf("Working state's table files live in %s, %s: they survive losing this machine only if that directory does (a shared file system).", remote, caching)
+	}
+	return fmt.Sprintf("The object store holds the working state: its table files live in %s, %s. Losing this machine loses only those journals and the cache; "+
+		"with checkpoints on remote storage too, a runner anywhere restores the last checkpoint and, at the same parallelism, opens its tables in place.", remote, caching)
 }
 
 // warnLocalDir warns about a leveldb working directory that is remote or on a network file
