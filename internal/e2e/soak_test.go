@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,6 +65,31 @@ func TestCrashLoop(t *testing.T) {
 	}
 }
 
+// TestCrashLoopDisaggregated is TestCrashLoop's loop on the disaggregated backend, with its
+// tables on a file:// remote beside the file checkpoints, and in the S3 bucket of the
+// checkpoints when the S3 server runs: 8 random kills of the backend plugin, the storage
+// plugin or the runner per case, each checked as there.
+func TestCrashLoopDisaggregated(t *testing.T) {
+	t.Parallel()
+	storages := []string{"file"}
+	if os.Getenv(envS3) != "" {
+		storages = append(storages, "s3")
+	}
+	seed := time.Now().UnixNano()
+	if v := os.Getenv(envSoakSeed); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			t.Fatalf("%s=%q: want a number", envSoakSeed, v)
+		}
+		seed = n
+	}
+	t.Logf("random seed %d (%s=%d runs the same choices again)", seed, envSoakSeed, seed)
+	rng := rand.New(rand.NewSource(seed))
+	for _, storage := range storages {
+		t.Run(storage, func(t *testing.T) { crashLoop(t, rng, "disaggregated", storage, 8) })
+	}
+}
+
 // crashLoop runs word counts until it has killed a process kills times.
 func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int) {
 	done, runs := 0, 0
@@ -76,8 +102,16 @@ func crashLoop(t *testing.T, rng *rand.Rand, backend, storage string, kills int)
 		}
 		s := newWordcount(t, backend, "filesystem", 4<<20, 40000, nil)
 		s.edit(t, map[string]any{"restart-strategy.fixed-delay.attempts": 1000})
+		remote := "file://" + filepath.Join(s.dir, "remote")
 		if storage == "s3" {
-			s.onS3(t)
+			remote = "s3://" + s.onS3(t) + "/tables"
+		}
+		if backend == "disaggregated" {
+			s.add(t, map[string]any{"state.backend.disaggregated.remote": remote, "state.backend.disaggregated.localdir": filepath.Join(s.dir, "disaggregated")})
+			if storage == "s3" {
+				s.add(t, map[string]any{"state.backend.disaggregated.s3.endpoint": os.Getenv(envS3), "state.backend.disaggregated.s3.access-key": "testkey",
+					"state.backend.disaggregated.s3.secret-key": "testsecret12345", "state.backend.disaggregated.s3.region": "us-east-1", "state.backend.disaggregated.s3.path-style": true})
+			}
 		}
 		r := s.run(t)
 		// Kills start once the runner owns its job: a plugin killed while the runner starts

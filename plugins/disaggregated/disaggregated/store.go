@@ -37,10 +37,11 @@ type store struct {
 
 	// freeze is held by the writers of manifests and journals for each write, and by a
 	// snapshot while it copies them, so that the copy is a cut at a record boundary.
-	freeze   sync.Mutex
-	manifest storage.FileDesc            // the current manifest (SetMeta)
-	synced   map[storage.FileDesc]int64  // manifest bytes up to the last whole record
-	written  map[storage.FileDesc]*int64 // journal bytes written
+	freeze    sync.Mutex
+	manifest  storage.FileDesc            // the current manifest (SetMeta)
+	synced    map[storage.FileDesc]int64  // manifest bytes up to the last whole record
+	written   map[storage.FileDesc]*int64 // journal bytes written
+	manifestN map[storage.FileDesc]*int64 // manifest bytes written
 }
 
 // table is one table file of the database.
@@ -78,7 +79,7 @@ func newStore(dir string, remote Remote, c *cache, prefix string, restored []tab
 		return nil, fmt.Errorf("open local directory %s: %w", dir, err)
 	}
 	s := &store{local: local, dir: dir, remote: remote, cache: c, prefix: prefix, tables: map[int64]*table{},
-		synced: map[storage.FileDesc]int64{}, written: map[storage.FileDesc]*int64{}}
+		synced: map[storage.FileDesc]int64{}, written: map[storage.FileDesc]*int64{}, manifestN: map[storage.FileDesc]*int64{}}
 	for _, t := range restored {
 		s.tables[t.Num] = &table{num: t.Num, object: t.Object, size: t.Size, crc: t.CRC, live: true, pending: map[int64]bool{}}
 	}
@@ -97,6 +98,14 @@ func (s *store) SetMeta(fd storage.FileDesc) error {
 		return err
 	}
 	s.manifest = fd
+	// goleveldb writes a new manifest's first record (the whole version, the comparer's
+	// name with it) and flushes it, but syncs it only with the next record: without this,
+	// a snapshot taken before that next record copied an empty manifest, which no restore
+	// can open ("manifest corrupted (field 'comparer'): missing"). When goleveldb points
+	// CURRENT at the manifest, what it wrote is that whole first record.
+	if n := s.manifestN[fd]; n != nil {
+		s.synced[fd] = max(s.synced[fd], *n)
+	}
 	return nil
 }
 
@@ -174,6 +183,7 @@ func (s *store) Create(fd storage.FileDesc) (storage.Writer, error) {
 			s.written[fd] = n
 		} else {
 			s.synced[fd] = 0
+			s.manifestN[fd] = n
 		}
 		s.freeze.Unlock()
 		return &cutWriter{s: s, fd: fd, w: w, n: n}, nil
@@ -283,6 +293,7 @@ func (s *store) Remove(fd storage.FileDesc) error {
 		s.freeze.Lock()
 		delete(s.synced, fd)
 		delete(s.written, fd)
+		delete(s.manifestN, fd)
 		s.freeze.Unlock()
 		return s.local.Remove(fd)
 	}
