@@ -276,7 +276,8 @@ func TestJetStreamRunnerKilledBeforeCommit(t *testing.T) {
 	j.publishInput(t)
 	// The sink commits a few milliseconds after the line: the kill may come too late for
 	// every writer. Then the job is resumed and killed again at its next checkpoint, up to
-	// five times, until a writer is caught with a completed checkpoint not committed.
+	// 25 times, until a writer is caught with a completed checkpoint not committed (on a
+	// fast machine five tries once all came too late; a try takes about 0.2 s).
 	var killed time.Time
 	for try := 1; ; try++ {
 		var id int
@@ -301,7 +302,7 @@ func TestJetStreamRunnerKilledBeforeCommit(t *testing.T) {
 		if len(behind) > 0 {
 			break
 		}
-		if try == 5 {
+		if try == 25 {
 			t.Fatalf("in %d tries, every writer had committed before the kill", try)
 		}
 	}
