@@ -34,10 +34,7 @@ const (
 // FLOWSTATE_SOAK_SEED replays the random choices of a logged run.
 func TestCrashLoop(t *testing.T) {
 	t.Parallel() // long and mostly waiting: it runs beside the other such tests
-	storages := []string{"file"}
-	if os.Getenv(envS3) != "" {
-		storages = append(storages, "s3")
-	}
+	storages := soakStorages()
 	kills := (50 + 2*len(storages) - 1) / (2 * len(storages)) // at least 50 in all
 	if v := os.Getenv(envSoakKills); v != "" {
 		n, err := strconv.Atoi(v)
@@ -46,16 +43,7 @@ func TestCrashLoop(t *testing.T) {
 		}
 		kills = n
 	}
-	seed := time.Now().UnixNano()
-	if v := os.Getenv(envSoakSeed); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			t.Fatalf("%s=%q: want a number", envSoakSeed, v)
-		}
-		seed = n
-	}
-	t.Logf("random seed %d (%s=%d runs the same choices again)", seed, envSoakSeed, seed)
-	rng := rand.New(rand.NewSource(seed))
+	rng := soakRand(t)
 	for _, storage := range storages {
 		for _, backend := range []string{"hashmap", "leveldb"} {
 			t.Run(backend+"/"+storage, func(t *testing.T) {
@@ -71,10 +59,26 @@ func TestCrashLoop(t *testing.T) {
 // plugin or the runner per case, each checked as there.
 func TestCrashLoopDisaggregated(t *testing.T) {
 	t.Parallel()
-	storages := []string{"file"}
-	if os.Getenv(envS3) != "" {
-		storages = append(storages, "s3")
+	storages := soakStorages()
+	rng := soakRand(t)
+	for _, storage := range storages {
+		t.Run(storage, func(t *testing.T) { crashLoop(t, rng, "disaggregated", storage, 8) })
 	}
+}
+
+// soakStorages are the checkpoint storages the crash loops run on: file, and s3 when the
+// S3 server runs.
+func soakStorages() []string {
+	if os.Getenv(envS3) != "" {
+		return []string{"file", "s3"}
+	}
+	return []string{"file"}
+}
+
+// soakRand returns the random source of a crash loop's choices, seeded from
+// FLOWSTATE_SOAK_SEED when it is set, and logs its seed so a run can be replayed.
+func soakRand(t *testing.T) *rand.Rand {
+	t.Helper()
 	seed := time.Now().UnixNano()
 	if v := os.Getenv(envSoakSeed); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -85,9 +89,7 @@ func TestCrashLoopDisaggregated(t *testing.T) {
 	}
 	t.Logf("random seed %d (%s=%d runs the same choices again)", seed, envSoakSeed, seed)
 	rng := rand.New(rand.NewSource(seed))
-	for _, storage := range storages {
-		t.Run(storage, func(t *testing.T) { crashLoop(t, rng, "disaggregated", storage, 8) })
-	}
+	return rng
 }
 
 // crashLoop runs word counts until it has killed a process kills times.
