@@ -55,6 +55,11 @@ type Metadata struct {
 	// metadata written before it was recorded, and by a run that holds no lease (a
 	// storage whose checkpoints die with its process).
 	Epoch int64 `json:"epoch,omitempty"`
+	// Tasks, when set, makes the metadata the manifest of a savepoint of a distributed job
+	// (runner savepoint in distributed mode): the pointer of every task's savepoint, by
+	// task. A manifest holds no state of its own: `runner run --from` restores each task
+	// from its savepoint, in distributed mode only.
+	Tasks map[string]string `json:"tasks,omitempty"`
 }
 
 // Newer reports whether a is newer than b in the order `--from latest`, retention and the

@@ -164,6 +164,9 @@ func (g *Group) checkClock(ctx context.Context, t0, t1 time.Time) error {
 	return nil
 }
 
+// Tasks returns the job's tasks.
+func (g *Group) Tasks() []string { return g.s.Tasks }
+
 // ID returns the member's id, which its leases carry (ownership.Holder.Member).
 func (g *Group) ID() string { return g.id }
 

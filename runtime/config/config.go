@@ -55,6 +55,8 @@ type Config struct {
 	NATS            NATS
 	JetStreamSource JetStreamSource
 	JetStreamSink   JetStreamSink
+	// Cluster holds the cluster.* settings: distributed mode.
+	Cluster Cluster
 	// Overrides are the keys set on the command line (-D, -p), in the order applied.
 	Overrides []Override
 	// Deprecations has one message per deprecated key or value used, naming the replacement.
@@ -307,6 +309,7 @@ func defaults(file string) *Config {
 		Ignored:      []IgnoredKey{},
 	}
 	defaultConnectors(c)
+	c.Cluster = Cluster{Bucket: DefaultClusterBucket, Replicas: DefaultClusterReplicas}
 	return c
 }
 

@@ -122,7 +122,7 @@ func (p *parser) set(key string, v any) {
 	case KeyAllowAnySavepointTarget:
 		c.Control.AllowAnySavepointTarget = v.(bool)
 	default:
-		if !p.setConnector(key, v) {
+		if !p.setConnector(key, v) && !p.setCluster(key, v) {
 			p.setRestart(key, v)
 		}
 	}
@@ -192,6 +192,7 @@ func (p *parser) finish() {
 	p.checkControl()
 	p.checkInputOutput()
 	p.checkConnectors()
+	p.checkCluster()
 	p.finishRestart()
 	p.finishBackend()
 	for _, s := range p.flinkLeaves {

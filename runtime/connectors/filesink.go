@@ -315,6 +315,22 @@ const MovedAsidePrefix = "_moved-aside-"
 // after id (their names are part-S-N-R, N the checkpoint) into a new directory
 // _moved-aside-TIME-after-chk-ID of the output directory.
 func (s FileSink) RewindTo(ctx context.Context, id int64) (int, string, error) {
+	return s.rewind(id, func(string) bool { return true })
+}
+
+// RewindSubtaskTo implements dataflow.SubtaskRewinder: RewindTo for the part files of
+// subtask alone (part-S-N-R with S the subtask), as a task of a distributed job, which
+// restores checkpoints of its own, needs.
+func (s FileSink) RewindSubtaskTo(ctx context.Context, subtask int, id int64) (int, string, error) {
+	return s.rewind(id, func(name string) bool {
+		n, ok := partSubtask(name)
+		return ok && n == subtask
+	})
+}
+
+// rewind moves the committed part files whose names mine accepts, committed after
+// checkpoint id, aside (RewindTo).
+func (s FileSink) rewind(id int64, mine func(name string) bool) (int, string, error) {
 	files, err := CommittedFiles(s.Dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, "", nil
@@ -324,7 +340,7 @@ func (s FileSink) RewindTo(ctx context.Context, id int64) (int, string, error) {
 	}
 	var later []string
 	for _, f := range files {
-		if n, ok := partCheckpoint(filepath.Base(f)); ok && n > id {
+		if n, ok := partCheckpoint(filepath.Base(f)); ok && n > id && mine(filepath.Base(f)) {
 			later = append(later, f)
 		}
 	}

@@ -57,6 +57,9 @@ type coordinator struct {
 	deferred bool // a periodic trigger waits for the min-pause
 }
 
+// savepoint reports whether p is a savepoint: requested, and not as a checkpoint.
+func (p *pendingCheckpoint) savepoint() bool { return p.request != nil && !p.request.Checkpoint }
+
 // newCoordinator returns the coordinator of attempt a, its timers stopped and its ticker,
 // if any, running.
 func newCoordinator(a *attempt) *coordinator {
@@ -316,10 +319,10 @@ func (c *coordinator) trigger(ctx context.Context, final bool, req *SavepointReq
 	}
 	full := c.env.FullFirstCheckpoint && a.completed.Load() == a.restoredID
 	uploaded := func(n int64) { a.events.CheckpointUploaded(id, n) }
-	p.b = &barrier{id: id, savepoint: req != nil, full: full, streams: checkpoint.Checksummed(p.loc, uploaded), triggered: p.started}
+	p.b = &barrier{id: id, savepoint: p.savepoint(), full: full, streams: checkpoint.Checksummed(p.loc, uploaded), triggered: p.started}
 	p.deadline = time.NewTimer(time.Until(p.started.Add(c.env.Timeout)))
 	c.pending[id] = p
-	a.log.Debug("triggering checkpoint", "id", id, "savepoint", req != nil, "final", final, "full", full, "in_flight", len(c.pending))
+	a.log.Debug("triggering checkpoint", "id", id, "savepoint", p.savepoint(), "final", final, "full", full, "in_flight", len(c.pending))
 	for _, s := range a.sources {
 		select {
 		case s.triggers <- p.b:
@@ -333,12 +336,12 @@ func (c *coordinator) trigger(ctx context.Context, final bool, req *SavepointReq
 // kindOf returns the kind of the checkpoint that serves req (nil: a checkpoint).
 func kindOf(req *SavepointRequest) CheckpointKind {
 	switch {
-	case req != nil && req.Stop:
+	case req == nil || req.Checkpoint:
+		return KindCheckpoint
+	case req.Stop:
 		return KindSyncSavepoint
-	case req != nil:
-		return KindSavepoint
 	}
-	return KindCheckpoint
+	return KindSavepoint
 }
 
 // initLocation sets up the location of checkpoint id, triggered at started: req's
@@ -351,7 +354,7 @@ func (c *coordinator) initLocation(ctx context.Context, id int64, req *Savepoint
 	defer cancel()
 	var loc sdk.CheckpointStorageLocation
 	var err error
-	if req != nil {
+	if req != nil && !req.Checkpoint {
 		loc, err = access.InitializeLocationForSavepoint(ictx, id, req.Target)
 	} else {
 		loc, err = access.InitializeLocationForCheckpoint(ictx, id)

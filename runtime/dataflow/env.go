@@ -132,6 +132,11 @@ type SavepointRequest struct {
 	// Stop ends the job once the savepoint is complete. Its sinks do not commit the
 	// savepoint's transactions: a job restored from it does.
 	Stop bool
+	// Checkpoint asks for a checkpoint rather than a savepoint: one the job owns (kept and
+	// disposed of by retention) in its own format, which the sinks commit once it is
+	// complete. With Stop it is how a task of a distributed job is handed over to another
+	// runner: checkpoint, stop, and the next holder restores the checkpoint.
+	Checkpoint bool
 	// Drain (Flink's stop --drain) ends the sources' input first: every record read is
 	// processed, the savepoint is the job's final checkpoint, the sinks commit it, and the
 	// job finishes (Run returns nil). Reply receives the savepoint only after the sinks

@@ -25,6 +25,15 @@ type SourceReader interface {
 	Close() error
 }
 
+// DrainToEnd is implemented by a SourceReader whose input ends on its own once what feeds
+// it has ended, such as the reader of a distributed job's exchange, which ends once every
+// task writing into it has ended. When DrainToEnd returns true, a drain (`runner stop
+// --drain`) reads it on until io.EOF instead of ending its input where it is, so that
+// everything the tasks before it emitted is processed and committed.
+type DrainToEnd interface {
+	DrainToEnd() bool
+}
+
 // Sink writes a job's output transactionally.
 type Sink interface {
 	// Open starts subtask subtask of parallelism. state is what PreCommit returned in the
@@ -89,6 +98,7 @@ type Job struct {
 type stage struct {
 	id     string
 	keyOf  func(any) []byte // key selector of the KeyBy heading this stage (nil for stage 0)
+	codec  *codec           // the encoding of the records of that KeyBy (nil for stage 0)
 	states []state.Descriptor
 	bind   func(emit func(any)) func(kc *KeyedContext, rec any) error
 	chain  []link
@@ -110,6 +120,7 @@ type Stream[T any] struct{ job *Job }
 type KeyedStream[T any] struct {
 	job   *Job
 	keyOf func(any) []byte
+	codec *codec
 }
 
 // KeyedContext is what a keyed function sees besides the record: its key and its state.
@@ -177,7 +188,7 @@ func Filter[T any](s *Stream[T], keep func(T) bool) *Stream[T] {
 // KeyBy partitions the stream by key: records with equal keys go to the same subtask, in
 // order.
 func KeyBy[T any](s *Stream[T], key func(T) []byte) *KeyedStream[T] {
-	return &KeyedStream[T]{job: s.job, keyOf: func(rec any) []byte { return key(rec.(T)) }}
+	return &KeyedStream[T]{job: s.job, keyOf: func(rec any) []byte { return key(rec.(T)) }, codec: defaultCodec[T]()}
 }
 
 // Process applies a keyed function with state. id names the operator (its state is saved
@@ -192,6 +203,7 @@ func Process[T, O any](ks *KeyedStream[T], id string, states []state.Descriptor,
 	ks.job.stages = append(ks.job.stages, &stage{
 		id:     id,
 		keyOf:  ks.keyOf,
+		codec:  ks.codec,
 		states: states,
 		bind: func(emit func(any)) func(*KeyedContext, any) error {
 			typed := func(o O) { emit(o) }

@@ -115,8 +115,8 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	if err := a.fence("checkpoint %d: complete", p.b.id); err != nil {
 		return nil, err
 	}
-	c := &checkpoint.Completed{Location: loc, Metadata: m, Owned: p.request == nil}
-	if p.request == nil {
+	c := &checkpoint.Completed{Location: loc, Metadata: m, Owned: !p.savepoint()}
+	if !p.savepoint() {
 		if err := env.Checkpoints.Add(ctx, c); err != nil {
 			a.log.Warn("retention", "error", err)
 		}
@@ -127,7 +127,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 	}
 	// The sinks commit what a checkpoint covers once it completes; a savepoint's only when
 	// it is a drain's final one, the synchronous savepoint of Flink's stop --drain.
-	if p.request == nil || p.final {
+	if !p.savepoint() || p.final {
 		a.completed.Store(p.b.id)
 		a.poke()
 	}
@@ -139,7 +139,7 @@ func (a *attempt) complete(ctx context.Context, p *pendingCheckpoint) (*checkpoi
 func (a *attempt) metadata(p *pendingCheckpoint) *checkpoint.Metadata {
 	m := &checkpoint.Metadata{
 		Version: checkpoint.MetadataVersion, JobID: a.job.Name, CheckpointID: p.b.id,
-		Savepoint: p.request != nil, Time: time.Now().UTC(), Backend: a.env.BackendName,
+		Savepoint: p.savepoint(), Time: time.Now().UTC(), Backend: a.env.BackendName,
 		MaxParallelism: a.job.MaxParallelism,
 	}
 	if a.env.Epoch != nil {
@@ -179,7 +179,7 @@ func (a *attempt) reportCompleted(p *pendingCheckpoint, c *checkpoint.Completed)
 		a.env.Stats.Checkpoints++
 		a.env.Stats.CheckpointDurations = append(a.env.Stats.CheckpointDurations, time.Since(p.started))
 	}
-	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.request != nil, "pointer", loc.ExternalPointer,
+	a.log.Info("checkpoint complete", "id", p.b.id, "savepoint", p.savepoint(), "pointer", loc.ExternalPointer,
 		"bytes", m.StateSize(), "added", m.AddedBytes, "duration", time.Since(p.started).Round(time.Millisecond))
 	a.events.CheckpointCompleted(p.b.id, time.Now(), CompletedStatsFrom(m, loc.ExternalPointer))
 	for _, s := range p.states {

@@ -14,7 +14,7 @@ func (j *Job) Shape() checkpoint.JobShape {
 	s := checkpoint.JobShape{Type: j.Type, MaxParallelism: j.MaxParallelism}
 	if j.source != nil {
 		s.Operators = append(s.Operators, checkpoint.OperatorShape{
-			ID: j.sourceID, Type: fmt.Sprintf("source %T", j.source), Parallelism: j.Parallelism, OperatorState: true,
+			ID: j.sourceID, Type: fmt.Sprintf("source %T", unwrapped(j.source)), Parallelism: j.Parallelism, OperatorState: true,
 			Redistributable: redistributable(j.source),
 		})
 	}
@@ -27,7 +27,7 @@ func (j *Job) Shape() checkpoint.JobShape {
 	}
 	if j.sink != nil {
 		s.Operators = append(s.Operators, checkpoint.OperatorShape{
-			ID: SinkID, Type: fmt.Sprintf("sink %T", j.sink), Parallelism: j.Parallelism, OperatorState: true,
+			ID: SinkID, Type: fmt.Sprintf("sink %T", unwrapped(j.sink)), Parallelism: j.Parallelism, OperatorState: true,
 			Redistributable: redistributable(j.sink),
 		})
 	}

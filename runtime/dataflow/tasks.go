@@ -58,6 +58,16 @@ func (t *sourceTask) run(ctx context.Context) error {
 	emit := chainEmit(t.a.job.stages[0].chain, func(r any) { t.out.emit(ctx, r) }, &chainErr)
 	limit := newLimiter(t.rate)
 	batch := t.a.job.BatchSize
+	// drain is closed by `runner stop --drain`: the input ends there, unless the reader
+	// drains to its end (DrainToEnd); then it is read on until io.EOF.
+	drain := t.a.drain
+	drained := func() bool {
+		if d, ok := t.reader.(DrainToEnd); ok && d.DrainToEnd() {
+			drain = nil
+			return false
+		}
+		return true
+	}
 	for {
 		select {
 		case b := <-t.triggers:
@@ -65,8 +75,11 @@ func (t *sourceTask) run(ctx context.Context) error {
 				return err
 			}
 			continue
-		case <-t.a.drain: // runner stop --drain: the input ends here
-			return t.finished(ctx)
+		case <-drain:
+			if drained() {
+				return t.finished(ctx)
+			}
+			continue
 		case <-ctx.Done():
 			return ctx.Err()
 		default:
@@ -79,8 +92,10 @@ func (t *sourceTask) run(ctx context.Context) error {
 					return err
 				}
 			case <-time.After(wait):
-			case <-t.a.drain:
-				return t.finished(ctx)
+			case <-drain:
+				if drained() {
+					return t.finished(ctx)
+				}
 			case <-ctx.Done():
 				return ctx.Err()
 			}

@@ -42,6 +42,7 @@ type Owner struct {
 	mu       sync.Mutex
 	storage  *Lease // nil until Guard
 	ownStore bool   // storage lives in the storage's LeaseStore (else a local file)
+	borrowed bool   // storage is Settings.Lease, the caller's to release
 	output   *Lease // nil without an output directory
 	stop     chan struct{}
 	watchers sync.WaitGroup
@@ -64,6 +65,11 @@ type Settings struct {
 	Wait bool
 	// Logger receives the leases' log; nil discards it.
 	Logger hclog.Logger
+	// Lease, when set, is a lease the caller holds already on the job (a task's, in a
+	// distributed job's group of runners): it stands for the lease on the job's record in
+	// the checkpoint storage, which the owner then never takes. Its loss cancels the run,
+	// Check and Epoch are its, and Release leaves it to the caller.
+	Lease *Lease
 }
 
 // Own makes the caller the owner of the job s names: it takes the lease on the job's
@@ -84,6 +90,10 @@ func Own(ctx context.Context, s Settings) (*Owner, context.Context, error) {
 		log:    log,
 		cancel: cancel,
 		stop:   make(chan struct{}),
+	}
+	if s.Lease != nil {
+		o.storage, o.borrowed = s.Lease, true
+		o.watch(s.Lease)
 	}
 	if s.Output == "" {
 		return o, ctx, nil
@@ -119,6 +129,12 @@ func (o *Owner) acquire(ctx context.Context, store sdk.LeaseStore, where string)
 	} else {
 		o.log.Info("holding the lease", "lease", where, "epoch", r.Epoch, "timeout", opts.TTL)
 	}
+	o.watch(l)
+	return l, nil
+}
+
+// watch cancels the run once l is lost.
+func (o *Owner) watch(l *Lease) {
 	o.watchers.Add(1)
 	go func() {
 		defer o.watchers.Done()
@@ -128,7 +144,6 @@ func (o *Owner) acquire(ctx context.Context, store sdk.LeaseStore, where string)
 		case <-o.stop:
 		}
 	}()
-	return l, nil
 }
 
 // Guard puts access, a new access of the job's checkpoint storage (the plugin storage, with
@@ -232,6 +247,9 @@ func (o *Owner) Release(err error) error {
 			lost = cmp.Or(lost, l.Cause(ctx))
 			continue
 		default:
+		}
+		if l == o.storage && o.borrowed {
+			continue
 		}
 		if rerr := l.Release(ctx); errors.Is(rerr, ErrLost) {
 			lost = cmp.Or(lost, rerr)

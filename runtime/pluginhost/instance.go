@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,6 +31,13 @@ type Instance struct {
 	stopBeats  func() // stops the heartbeats of proc
 	killReason string // why the runner killed proc, for ExitError
 	generation int    // how many times the plugin was started
+
+	// once serializes Revive and Configure, and configured is the generation whose
+	// process took options (configuredOpts): callers that share the plugin (the tasks of
+	// a distributed job) start and configure it once.
+	once           sync.Mutex
+	configured     int
+	configuredOpts sdk.Options
 }
 
 func (in *Instance) start(ctx context.Context) error {
@@ -83,15 +91,40 @@ func (in *Instance) Info() host.Info {
 	return host.Info{Name: pi.Name, Version: pi.Version, Kinds: host.KindsOf(in.impl), Protocol: host.ProtocolVersion}
 }
 
-// Configure passes the plugin its options.
+// Configure passes the plugin its options, once per process: when its current process
+// already took the same options it returns at once, so that callers sharing the plugin
+// (the tasks of a distributed job) configure it once, never while another call uses it.
 func (in *Instance) Configure(ctx context.Context, opts sdk.Options) error {
+	in.once.Lock()
+	defer in.once.Unlock()
 	in.mu.Lock()
-	proc, impl := in.proc, in.impl
+	proc, impl, gen := in.proc, in.impl, in.generation
 	in.mu.Unlock()
-	if proc != nil {
-		return proc.Configure(ctx, opts)
+	if in.configured == gen && maps.Equal(in.configuredOpts, opts) {
+		return nil
 	}
-	return impl.Configure(ctx, opts)
+	var err error
+	if proc != nil {
+		err = proc.Configure(ctx, opts)
+	} else {
+		err = impl.Configure(ctx, opts)
+	}
+	if err == nil {
+		in.configured, in.configuredOpts = gen, maps.Clone(opts)
+	}
+	return err
+}
+
+// Revive starts the plugin again if its process has exited, and reports whether this
+// call did: of callers that find it dead at once, one restarts it and the others find
+// the new process.
+func (in *Instance) Revive(ctx context.Context) (bool, error) {
+	in.once.Lock()
+	defer in.once.Unlock()
+	if in.Alive() {
+		return false, nil
+	}
+	return true, in.Restart(ctx)
 }
 
 // StateBackend returns the plugin's state backend, if it is one.

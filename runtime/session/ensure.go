@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/flowstate/flowstate/runtime/config"
 	"github.com/flowstate/flowstate/runtime/pluginhost"
 	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/sdk"
@@ -38,10 +39,11 @@ func (s *Session) Ensure(ctx context.Context) (renewed bool, err error) {
 func (s *Session) bringBack(ctx context.Context, in *pluginhost.Instance) error {
 	if !in.Alive() {
 		s.log.Warn("restarting plugin", "plugin", in.Name())
-		if err := in.Restart(ctx); err != nil {
+		restarted, err := in.Revive(ctx)
+		if err != nil {
 			return fmt.Errorf("restart plugin %s: %w", in.Name(), err)
 		}
-		if s.opts.OnRestart != nil {
+		if restarted && s.opts.OnRestart != nil {
 			s.opts.OnRestart(in.Name(), in.Pid())
 		}
 	}
@@ -65,11 +67,17 @@ func (s *Session) bringBack(ctx context.Context, in *pluginhost.Instance) error 
 	return fmt.Errorf("configure plugin %s: %w", in.Name(), err)
 }
 
-// options returns the options of plugin in: a plugin serving both roles gets both sets.
+// options returns the options of plugin in (PluginOptions).
 func (s *Session) options(in *pluginhost.Instance) sdk.Options {
-	cfg := s.opts.Config
+	return PluginOptions(s.opts.Config, in.Name())
+}
+
+// PluginOptions returns the options cfg gives plugin: the state backend's, the checkpoint
+// storage's, or both sets for a plugin serving both roles. Whatever configures a plugin
+// the runner's sessions share passes these, so that it is configured once.
+func PluginOptions(cfg *config.Config, plugin string) sdk.Options {
 	switch {
-	case s.backend == s.storage:
+	case cfg.StateBackend == cfg.CheckpointStorage:
 		opts := sdk.Options{}
 		for k, v := range cfg.StorageOptions {
 			opts[k] = v
@@ -78,7 +86,7 @@ func (s *Session) options(in *pluginhost.Instance) sdk.Options {
 			opts[k] = v
 		}
 		return opts
-	case in == s.backend:
+	case plugin == cfg.StateBackend:
 		return cfg.BackendOptions
 	}
 	return cfg.StorageOptions

@@ -58,7 +58,7 @@ func (s *Session) Open(ctx context.Context) error {
 func (s *Session) start(ctx context.Context, name string) (*pluginhost.Instance, error) {
 	in, err := s.opts.Host.Open(ctx, name)
 	if err == nil && !in.Alive() {
-		err = in.Restart(ctx)
+		_, err = in.Revive(ctx)
 	}
 	if err != nil && !errors.Is(err, host.ErrExited) && ctx.Err() == nil {
 		return nil, restart.Permanent(err)
