@@ -13,6 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/flowstate/flowstate/internal/natstest"
+	"github.com/flowstate/flowstate/internal/testwait"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/restart"
 	"github.com/flowstate/flowstate/runtime/state"
@@ -21,8 +23,8 @@ import (
 // newRepartition is the exchange of the tests on stream REPART: records are strings, each
 // its own key, encoded as its bytes; 10 key groups, so that the partitions' ranges differ
 // in size.
-func newRepartition(ts *testServer, partitions int) *Repartition {
-	return &Repartition{Conn: ts.conn(), Stream: "REPART", Job: "wc", Exchange: 1, Partitions: partitions, MaxParallelism: 10,
+func newRepartition(conn Conn, partitions int) *Repartition {
+	return &Repartition{Conn: conn, Stream: "REPART", Job: "wc", Exchange: 1, Partitions: partitions, MaxParallelism: 10,
 		Key:    func(rec any) []byte { return []byte(rec.(string)) },
 		Encode: func(b []byte, rec any) ([]byte, error) { return append(b, rec.(string)...), nil },
 		Decode: func(b []byte) (any, error) { return string(b), nil }}
@@ -36,7 +38,7 @@ func repartFixture(t *testing.T, partitions int) (*testServer, *Repartition) {
 	if err := EnsureRepartitionStream(context.Background(), ts.conn(), "REPART", 1); err != nil {
 		t.Fatal(err)
 	}
-	return ts, newRepartition(ts, partitions)
+	return ts, newRepartition(ts.conn(), partitions)
 }
 
 func openRepartWriter(t *testing.T, r *Repartition, task int, state []byte) dataflow.SinkWriter {
@@ -395,7 +397,7 @@ func TestRepartitionReaderRestoresItsPositionExactly(t *testing.T) {
 // input any more, nor open again, and the reader reads each record once.
 func TestRepartitionFencesAZombieWriter(t *testing.T) {
 	ts, old := repartFixture(t, 2)
-	cur := newRepartition(ts, 2)
+	cur := newRepartition(ts.conn(), 2)
 	old.Epoch = func() int64 { return 1 }
 	cur.Epoch = func() int64 { return 2 }
 	zombie := openRepartWriter(t, old, 0, nil)
@@ -517,4 +519,63 @@ func TestEnsureRepartitionStreamCreatesOrRefusesByName(t *testing.T) {
 			t.Errorf("stream %s: %v, want a permanent refusal naming it and saying %q", c.name, err, c.want)
 		}
 	}
+}
+
+// TestRepartitionOnAReplicatedStreamThroughANodeKill runs the exchange on an R3 stream of
+// a 3-node cluster of real servers (whose compare-and-swap refusals carry other error
+// codes than a single node's), and kills the stream's leader between two checkpoints:
+// the writers go on once the two nodes left elect a leader, and the readers read every
+// record once.
+func TestRepartitionOnAReplicatedStreamThroughANodeKill(t *testing.T) {
+	c := natstest.StartCluster(t, 3, natstest.Options{})
+	ctx := context.Background()
+	conn := Conn{Servers: c.URLs()}
+	for range 2 {
+		if err := EnsureRepartitionStream(ctx, conn, "REPART", 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := newRepartition(conn, 2)
+	r.FrameBytes, r.BatchSize = 128, 5
+	ws := []dataflow.SinkWriter{openRepartWriter(t, r, 0, nil), openRepartWriter(t, r, 1, nil)}
+	for i, w := range ws {
+		write(t, w, records(fmt.Sprint("a", i), 300)...)
+		checkpointRepart(t, w, 1)
+	}
+	js := c.JetStream(t)
+	st, err := js.Stream(ctx, "REPART")
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := c.NodeNamed(st.CachedInfo().Cluster.Leader)
+	if leader == nil {
+		t.Fatalf("the stream's leader %q is none of the nodes", st.CachedInfo().Cluster.Leader)
+	}
+	leader.Kill()
+	c.WaitMetaLeader()
+	testwait.For(t, "a new leader of the stream, and the writers connected", time.Minute, func() error {
+		info, err := st.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if info.Cluster.Leader == "" || info.Cluster.Leader == leader.Name() {
+			return fmt.Errorf("leader %q", info.Cluster.Leader)
+		}
+		for i, w := range ws {
+			if !w.(*repartWriter).w.nc.IsConnected() {
+				return fmt.Errorf("writer %d is not connected", i)
+			}
+		}
+		return nil
+	})
+	var want []string
+	for i, w := range ws {
+		finish(t, w, 2, records(fmt.Sprint("b", i), 300)...)
+		want = slices.Concat(want, records(fmt.Sprint("a", i), 300), records(fmt.Sprint("b", i), 300))
+	}
+	var all []string
+	for p := range r.Partitions {
+		all = append(all, readToEnd(t, openRepartReader(t, r, p, 2, nil))...)
+	}
+	sameRecords(t, all, want)
 }
