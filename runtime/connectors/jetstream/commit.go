@@ -128,7 +128,7 @@ func (w *writer) commitTx(ctx context.Context, t *tx) error {
 }
 
 // commitPart publishes part (1-based, of parts) of t as one atomic batch, its last message
-// the marker, its first expecting the chain's last sequence.
+// the marker.
 func (w *writer) commitPart(ctx context.Context, c *chain, t *tx, part, parts int) error {
 	from := (part - 1) * t.PartSize
 	to := min(from+t.PartSize, t.Records)
@@ -138,12 +138,37 @@ func (w *writer) commitPart(ctx context.Context, c *chain, t *tx, part, parts in
 		m.Data = t.payload(i)
 		msgs = append(msgs, m)
 	}
-	mk := marker{Job: w.s.Job, Subtask: c.subtask, Owner: c.epoch, Kind: markerCommit, mark: mark{t.Epoch, t.Checkpoint, part}, Parts: parts}
-	mm := nats.NewMsg(c.subject)
-	mm.Data, _ = json.Marshal(mk)
+	mk := marker{Job: w.s.Job, Subtask: c.subtask, Owner: c.epoch, Lease: w.lease, Kind: markerCommit, mark: mark{t.Epoch, t.Checkpoint, part}, Parts: parts}
 	// A second, time-bound layer: the server also refuses a part it committed within its
 	// duplicate window.
-	mm.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s:%d:%d:%d", c.subject, t.Epoch, t.Checkpoint, part))
+	id := fmt.Sprintf("%s:%d:%d:%d", c.subject, t.Epoch, t.Checkpoint, part)
+	return w.publish(ctx, c, msgs, mk, id, fmt.Sprintf("commit of checkpoint %d part %d of %d", t.Checkpoint, part, parts))
+}
+
+// publishEnd publishes msgs (a repartition writer's end frames) on the writer's own chain,
+// in atomic batches of at most BatchSize messages, each ending in an end marker that moves
+// the chain but not its mark: a zombie writer's end frames are refused as its commits are.
+func (w *writer) publishEnd(ctx context.Context, msgs []*nats.Msg) error {
+	c := w.own
+	size := w.s.batchSize() - 1
+	for from := 0; from < len(msgs); from += size {
+		mk := marker{Job: w.s.Job, Subtask: c.subtask, Owner: c.epoch, Lease: w.lease, Kind: markerEnd, mark: c.done}
+		id := fmt.Sprintf("%s:end:%d:%d", c.subject, c.epoch, c.last)
+		if err := w.publish(ctx, c, msgs[from:min(from+size, len(msgs))], mk, id, "end of input"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// publish publishes msgs and then marker mk (message id id) on chain c as one atomic
+// batch, its first message expecting the chain's last sequence; what names the batch in
+// errors. A publish that fails is judged by the chain: fenced by a newer owner, landed
+// although its ack did not, or not landed (sent again, up to commitTries).
+func (w *writer) publish(ctx context.Context, c *chain, msgs []*nats.Msg, mk marker, id, what string) error {
+	mm := nats.NewMsg(c.subject)
+	mm.Data, _ = json.Marshal(mk)
+	mm.Header.Set(jetstream.MsgIDHeader, id)
 	msgs = append(msgs, mm)
 	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqSubjHeader, c.subject)
 	msgs[0].Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(c.last, 10))
@@ -154,26 +179,26 @@ func (w *writer) commitPart(ctx context.Context, c *chain, t *tx, part, parts in
 			return nil
 		}
 		if batchTooLarge(err) {
-			return restart.Permanent(fmt.Errorf("%s: commit checkpoint %d part %d of %d to %s: the server refuses an atomic batch of %d messages%s: its limit, jetstream { limits { batch { max_msgs } } } in the server's configuration (1000 by default), is lower; lower the batch size or raise that limit on every server of the cluster: %w",
-				w.what, t.Checkpoint, part, parts, w.s.Conn.servers(), len(msgs), keyHint(w.s.Keys, func(k *SinkKeys) string { return k.BatchSize }), err))
+			return restart.Permanent(fmt.Errorf("%s: %s to %s: the server refuses an atomic batch of %d messages%s: its limit, jetstream { limits { batch { max_msgs } } } in the server's configuration (1000 by default), is lower; lower the batch size or raise that limit on every server of the cluster: %w",
+				w.what, what, w.s.Conn.servers(), len(msgs), keyHint(w.s.Keys, func(k *SinkKeys) string { return k.BatchSize }), err))
 		}
 		// Whether or not the server took the batch, the chain says what holds.
 		seq, last, rerr := w.lastMarker(ctx, c.subject)
 		if rerr != nil {
-			return fmt.Errorf("%s: commit checkpoint %d part %d of %d to %s: %w (and then: %w)", w.what, t.Checkpoint, part, parts, w.s.Conn.servers(), err, rerr)
+			return fmt.Errorf("%s: %s to %s: %w (and then: %w)", w.what, what, w.s.Conn.servers(), err, rerr)
 		}
 		switch {
 		case last != nil && last.Owner > c.epoch:
 			return restart.Permanent(fmt.Errorf("%s: fenced: marker subject %s of stream %q shows owner epoch %d, this writer's is %d: "+
-				"a newer run of job %q has taken the output over, and this writer's commit of checkpoint %d is refused", w.what, c.subject, w.s.Stream, last.Owner, c.epoch, w.s.Job, t.Checkpoint))
-		case last != nil && last.Owner == c.epoch && !last.mark.less(mk.mark):
+				"a newer run of job %q has taken the output over, and this writer's %s is refused", w.what, c.subject, w.s.Stream, last.Owner, c.epoch, w.s.Job, what))
+		case seq != c.last && last != nil && last.Owner == c.epoch && last.Kind == mk.Kind && last.mark == mk.mark:
 			w.advance(c, seq, last.mark) // the batch went through; its ack did not
 			return nil
 		case seq != c.last:
 			return restart.Permanent(fmt.Errorf("%s: marker subject %s of stream %q moved to sequence %d (this writer expected %d) without a marker of a newer owner: "+
 				"something else publishes there", w.what, c.subject, w.s.Stream, seq, c.last))
 		case wrongLastSequence(err) || duplicateMarker(err) || try >= commitTries:
-			return fmt.Errorf("%s: commit checkpoint %d part %d of %d to %s: %w", w.what, t.Checkpoint, part, parts, w.s.Conn.servers(), err)
+			return fmt.Errorf("%s: %s to %s: %w", w.what, what, w.s.Conn.servers(), err)
 		}
 		time.Sleep(time.Duration(try) * 100 * time.Millisecond) // the chain is where it was: send again
 	}

@@ -7,6 +7,11 @@
 // the conversion of the configuration's nats.*, source.jetstream.* and sink.jetstream.* keys
 // into connectors. KVLease keeps a lease record (sdk.LeaseStore) on a key of a replicated
 // KV bucket, for ownership that lives in NATS rather than beside the checkpoints.
+// Repartition is a keyed exchange between the tasks of a job that runs on many runners:
+// the upstream tasks write records by key group to the partitions of the job's repartition
+// stream, packed many to a message, through the exactly-once sink as independent writers,
+// and end their input with fenced end frames; each downstream task reads its partition
+// through the source, until every writer has ended.
 //
 // Recovery never rests on acknowledgements nor on the stream's duplicate window: the source
 // reads with ordered consumers (no acks) from the sequences its checkpoint holds; the sink
@@ -14,11 +19,11 @@
 // guards with an expected last subject sequence.
 //
 // Dependency rule: the package imports the engine's interfaces (runtime/dataflow), the
-// restart classification (runtime/restart), the configuration's types (runtime/config) and
-// the NATS client libraries (nats.go, orbit.go's jetstreamext, and nats-io/jwt to name a
-// credentials file's user). It must never import the runner, the monitor, the plugin host,
-// a command or a plugin, and never the NATS server (github.com/nats-io/nats-server), which
-// only its tests start in-process.
+// restart classification (runtime/restart), the configuration's types (runtime/config),
+// the key groups (runtime/state) and the NATS client libraries (nats.go, orbit.go's
+// jetstreamext, and nats-io/jwt to name a credentials file's user). It must never import
+// the runner, the monitor, the plugin host, a command or a plugin, and never the NATS
+// server (github.com/nats-io/nats-server), which only its tests start in-process.
 package jetstream
 
 import (

@@ -82,6 +82,19 @@ type Sink struct {
 	Keys *SinkKeys
 	// Logger receives what restores skip and commit (nil: none).
 	Logger hclog.Logger
+	// Independent makes each writer answer for its own marker chain only: a writer that
+	// restores no state checks and fences its own chain, not its siblings', and a state
+	// it restores must be of its own chain. Set it when the subtasks are tasks that start
+	// and restore on their own, at different times, on any runner (distributed mode);
+	// without it the subtasks are one run's, which start together, and a writer that
+	// restores nothing refuses to open while a sibling's chain shows commits (another
+	// runner of the job writes the stream). Redistribute is not for independent writers.
+	Independent bool
+	// Epoch, if set, returns the fencing token of the lease the writer's task is held at
+	// (runtime/ownership's lease epoch, which every takeover raises): the writer records it
+	// in its markers, and refuses to open, before it publishes, a chain whose last marker
+	// shows a greater one (a newer holder of the task has written there).
+	Epoch func() int64
 
 	// failAfterParts, when positive, makes a writer fail (as a crash would) once it has
 	// committed that many parts: tests use it.
@@ -242,6 +255,9 @@ func (m mark) less(o mark) bool {
 const (
 	markerOpen   = "open"
 	markerCommit = "commit"
+	// markerEnd ends a batch of a repartition writer's end frames (Repartition): it
+	// moves the chain, not its mark.
+	markerEnd = "end"
 )
 
 // marker is the payload of a marker message. Owner is the epoch of the writer that wrote
@@ -251,7 +267,9 @@ type marker struct {
 	Job     string `json:"job"`
 	Subtask int    `json:"subtask"`
 	Owner   uint64 `json:"owner"`
-	Kind    string `json:"kind"`
+	// Lease is the fencing token of the writer's lease (Sink.Epoch; 0: none).
+	Lease int64  `json:"lease,omitempty"`
+	Kind  string `json:"kind"`
 	mark
 	Parts int `json:"parts,omitempty"`
 }
@@ -331,7 +349,8 @@ type writer struct {
 	prefix     string          // the subject template's text before and after the key
 	suffix     string
 	templated  bool
-	committed  int // parts committed (failAfterParts)
+	lease      int64 // the fencing token of the writer's lease (Sink.Epoch), at open
+	committed  int   // parts committed (failAfterParts)
 	// committedRecords counts the records of those parts; ev receives the commits
 	// (Measure), nil when nothing measures the writer.
 	committedRecords int
@@ -369,8 +388,14 @@ func (w *writer) open(ctx context.Context, parallelism int, state []byte) error 
 		if st0.Job != s.Job {
 			return restart.Permanent(fmt.Errorf("%s: the state being restored is of job %q's markers, this sink writes job %q's", w.what, st0.Job, s.Job))
 		}
+		if err := w.checkOwnState(st0); err != nil {
+			return err
+		}
 	}
-	if state == nil {
+	if s.Epoch != nil {
+		w.lease = s.Epoch()
+	}
+	if state == nil && !s.Independent {
 		// A run that restores nothing looks at its sibling subtasks' chains too, before it
 		// fences its own: another runner of the job may have committed on those only, and
 		// this subtask would fence that runner's writer before a sibling is refused.
@@ -420,20 +445,49 @@ func (w *writer) open(ctx context.Context, parallelism int, state []byte) error 
 	return nil
 }
 
+// checkOwnState refuses, for an independent writer, a state that holds another chain's
+// transactions or adopted chains: the state of another task.
+func (w *writer) checkOwnState(st sinkState) error {
+	if !w.s.Independent {
+		return nil
+	}
+	chains := slices.Clone(st.Adopted)
+	for _, t := range st.Txs {
+		chains = append(chains, t.Chain)
+	}
+	for _, id := range chains {
+		if id != w.subtask {
+			return restart.Permanent(fmt.Errorf("%s: the state being restored holds transactions of marker chain %s, but an independent writer restores only its own (%s): it is another task's state",
+				w.what, w.s.MarkerSubject(id), w.s.MarkerSubject(w.subtask)))
+		}
+	}
+	return nil
+}
+
 // lastMarker reads the last message of a marker subject: its sequence (0: none) and its
 // marker.
 func (w *writer) lastMarker(ctx context.Context, subject string) (uint64, *marker, error) {
-	m, err := w.st.GetLastMsgForSubject(ctx, subject)
+	seq, mk, err := lastMarkerOf(ctx, w.st, w.s.Stream, subject)
+	if err != nil {
+		return 0, nil, fmt.Errorf("%s: %w", w.what, err)
+	}
+	return seq, mk, nil
+}
+
+// lastMarkerOf reads the last message of marker subject of stream name: its sequence (0:
+// none) and its marker.
+func lastMarkerOf(ctx context.Context, st jetstream.Stream, name, subject string) (uint64, *marker, error) {
+	m, err := st.GetLastMsgForSubject(ctx, subject)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return 0, nil, nil
 	}
 	if err != nil {
-		return 0, nil, fmt.Errorf("%s: read the last marker on %s of stream %q: %w", w.what, subject, w.s.Stream, err)
+		return 0, nil, fmt.Errorf("read the last marker on %s of stream %q: %w", subject, name, err)
 	}
 	var mk marker
 	if err := json.Unmarshal(m.Data, &mk); err != nil || mk.Kind == "" {
-		return 0, nil, restart.Permanent(fmt.Errorf("%s: the last message on marker subject %s of stream %q (sequence %d) is not a marker: "+
-			"only the sink's writers may publish there", w.what, subject, w.s.Stream, m.Sequence))
+		return 0, nil, restart.Permanent(fmt.Errorf("the last message on marker subject %s of stream %q (sequence %d) is not a marker: "+
+			"only the sink's writers may publish there", subject, name, m.Sequence))
 	}
 	return m.Sequence, &mk, nil
 }
@@ -459,12 +513,16 @@ func (w *writer) fence(ctx context.Context, id int, r restoring) (*chain, error)
 		if err := w.checkRestore(c.subject, seq, mk, r); err != nil {
 			return nil, err
 		}
+		if mk != nil && w.s.Epoch != nil && mk.Lease > w.lease {
+			return nil, restart.Permanent(fmt.Errorf("%s: fenced: marker subject %s of stream %q shows lease epoch %d (owner epoch %d, sequence %d), this writer's lease is of epoch %d: "+
+				"a newer holder of the task has written there, and this writer must not take the chain back", w.what, c.subject, w.s.Stream, mk.Lease, mk.Owner, seq, w.lease))
+		}
 		if mk != nil {
 			c.epoch, c.done = mk.Owner+1, mk.mark
 		} else {
 			c.epoch = 1
 		}
-		open := marker{Job: w.s.Job, Subtask: id, Owner: c.epoch, Kind: markerOpen, mark: c.done}
+		open := marker{Job: w.s.Job, Subtask: id, Owner: c.epoch, Lease: w.lease, Kind: markerOpen, mark: c.done}
 		msg := nats.NewMsg(c.subject)
 		msg.Data, _ = json.Marshal(open)
 		msg.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(seq, 10))

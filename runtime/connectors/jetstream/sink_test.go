@@ -564,3 +564,87 @@ func TestSinkRefusesABatchOverTheServersLimitForGood(t *testing.T) {
 	}
 	exactly(t, ts, nil)
 }
+
+// checkpointed pre-commits checkpoint id on w, commits it and waits for the commit; it
+// returns the checkpoint's sink state.
+func checkpointed(t *testing.T, w dataflow.SinkWriter, id int64) []byte {
+	t.Helper()
+	st, err := w.PreCommit(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := commit(w, id); err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// TestSinkIndependentWritersOpenOnTheirOwn: tasks start and restore on their own. Subtask 0
+// has committed when subtask 1 opens for the first time: as an independent writer it opens
+// (a run's subtask is refused there, see TestSinkRefusesAFreshWriterOnACommittedChain),
+// fences nothing of subtask 0, which goes on committing, and both outputs land once. An
+// independent writer refuses a state of another chain, and still refuses to open fresh on
+// its own chain once that shows commits.
+func TestSinkIndependentWritersOpenOnTheirOwn(t *testing.T) {
+	ts := startServer(t)
+	outStream(t, ts, 0)
+	s := newSink(ts)
+	s.Independent = true
+	w0 := openSink(t, s, 0, 2, nil)
+	write(t, w0, records("a", 3)...)
+	st0 := checkpointed(t, w0, 1)
+	w1 := openSink(t, s, 1, 2, nil)
+	write(t, w1, records("b", 2)...)
+	checkpointed(t, w1, 1)
+	write(t, w0, records("c", 2)...)
+	if _, err := w0.PreCommit(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := commit(w0, 2); err != nil {
+		t.Fatalf("subtask 0 after subtask 1 opened: %v", err)
+	}
+	exactly(t, ts, slices.Concat(records("a", 3), records("b", 2), records("c", 2)))
+	refused(t, s, 1, 2, st0, "transactions of marker chain "+DefaultMarkerPrefix+".wc.0", "another task's state")
+	refused(t, s, 1, 2, nil, DefaultMarkerPrefix+".wc.1", "restores no checkpoint")
+}
+
+// TestSinkRecordsTheLeaseEpoch: the markers of a writer whose task is held at lease epoch 5
+// say so; a writer of epoch 4 (a runner that lost the task) is refused before it
+// publishes, and one of epoch 6 takes the chain over.
+func TestSinkRecordsTheLeaseEpoch(t *testing.T) {
+	ts := startServer(t)
+	outStream(t, ts, 0)
+	s := newSink(ts)
+	s.Independent = true
+	s.Epoch = func() int64 { return 5 }
+	w := openSink(t, s, 0, 1, nil)
+	write(t, w, records("a", 2)...)
+	st := checkpointed(t, w, 1)
+	markers := ts.read(t, "OUT", DefaultMarkerPrefix+".wc.0")
+	for _, m := range markers {
+		var mk map[string]any
+		if err := json.Unmarshal([]byte(m.Data), &mk); err != nil {
+			t.Fatal(err)
+		}
+		if mk["lease"] != 5.0 {
+			t.Fatalf("marker %s: lease %v, want 5", m.Data, mk["lease"])
+		}
+	}
+	older := *s
+	older.Epoch = func() int64 { return 4 }
+	refused(t, &older, 0, 1, st, "fenced", "lease epoch 5", "epoch 4")
+	if n := len(ts.read(t, "OUT", DefaultMarkerPrefix+".wc.0")); n != len(markers) {
+		t.Fatalf("the refused writer published: %d markers, %d before", n, len(markers))
+	}
+	newer := *s
+	newer.Epoch = func() int64 { return 6 }
+	openSink(t, &newer, 0, 1, st).Close()
+	write(t, w, records("z", 2)...)
+	if _, err := w.PreCommit(2); err != nil {
+		t.Fatal(err)
+	}
+	if err := commit(w, 2); err == nil || !strings.Contains(err.Error(), "fenced") {
+		t.Fatalf("the epoch 5 writer after epoch 6 opened: %v, want it fenced", err)
+	}
+	exactly(t, ts, records("a", 2))
+}

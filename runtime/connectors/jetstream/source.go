@@ -93,6 +93,12 @@ type Source struct {
 	// Decode turns a message into a record. Nil reads the payload as UTF-8 text (a
 	// string); invalid UTF-8 does not decode.
 	Decode func(subject string, data []byte) (any, error)
+	// Unpack, set instead of Decode, reads a message that holds many records (a
+	// Repartition's frame): it emits the message's records, all or none, and returns how
+	// many. A Read then emits up to max records and finishes the message the max falls
+	// in, so it may emit more than max (up to a message's records less one); a position
+	// stays a message boundary.
+	Unpack func(subject string, data []byte, emit func(any)) (int, error)
 	// Keys name the configuration keys the settings come from, for errors (nil: none).
 	Keys *SourceKeys
 	// Logger receives the skipped messages and gaps (nil: none).
@@ -144,6 +150,9 @@ func (s *Source) Check() error {
 	}
 	if s.Stream == "" {
 		return fmt.Errorf("jetstream source: no stream given%s", keyHint(s.Keys, func(k *SourceKeys) string { return k.Stream }))
+	}
+	if s.Decode != nil && s.Unpack != nil {
+		return fmt.Errorf("%s: Decode and Unpack are both set: a message is read one way", s.what())
 	}
 	switch s.StartMode {
 	case "", StartEarliest, StartLatest:
@@ -718,10 +727,7 @@ func (r *reader) read(ctx context.Context, max int, emit func(any)) error {
 		if r.eof {
 			return io.EOF
 		}
-		if emitted {
-			n++
-		}
-		if n >= max {
+		if n += emitted; n >= max {
 			return nil
 		}
 		select {
@@ -766,16 +772,16 @@ func (r *reader) checkConnection() error {
 }
 
 // take handles one delivered message: a message its subject is done with is dropped, the
-// others are decoded and emitted.
-func (r *reader) take(m jetstream.Msg, emit func(any)) (bool, error) {
+// others are decoded (or unpacked) and emitted. It returns how many records it emitted.
+func (r *reader) take(m jetstream.Msg, emit func(any)) (int, error) {
 	meta, err := m.Metadata()
 	if err != nil {
-		return false, fmt.Errorf("%s: message of stream %q without metadata: %w", r.what, r.s.Stream, err)
+		return 0, fmt.Errorf("%s: message of stream %q without metadata: %w", r.what, r.s.Stream, err)
 	}
 	seq := meta.Sequence.Stream
 	if r.s.Bounded && seq > r.bound {
 		r.done()
-		return false, nil
+		return 0, nil
 	}
 	r.through = max(r.through, seq)
 	subj := m.Subject()
@@ -789,21 +795,22 @@ func (r *reader) take(m jetstream.Msg, emit func(any)) (bool, error) {
 		}
 		r.lastSubj, r.lastCover = subj, c
 	}
-	emitted := false
+	emitted := 0
 	if seq > *c {
-		rec, err := r.decode(subj, m.Data())
+		n, err := r.emit(subj, m.Data(), emit)
 		switch {
 		case err == nil:
-			emit(rec)
-			emitted = true
+			emitted = n
 			r.lastTime = meta.Timestamp
 		case r.s.SkipDecodeErrors:
 			n := r.s.skipped.Add(1)
 			if r.s.Logger != nil && (n <= 10 || n%1000 == 0) {
 				r.s.Logger.Warn("jetstream source skips a message that does not decode", "stream", r.s.Stream, "sequence", seq, "subject", subj, "error", err, "skipped", n)
 			}
+		case r.s.Unpack != nil:
+			return 0, restart.Permanent(fmt.Errorf("%s: stream %q sequence %d (subject %q) does not decode: %w", r.what, r.s.Stream, seq, subj, err))
 		default:
-			return false, restart.Permanent(fmt.Errorf("%s: stream %q sequence %d (subject %q) does not decode: %w; set %s to skip such messages",
+			return 0, restart.Permanent(fmt.Errorf("%s: stream %q sequence %d (subject %q) does not decode: %w; set %s to skip such messages",
 				r.what, r.s.Stream, seq, subj, err, orDefault(keyHint(r.s.Keys, func(k *SourceKeys) string { return k.OnDecodeError }), "Source.SkipDecodeErrors")))
 		}
 		*c = seq
@@ -825,14 +832,23 @@ func (r *reader) done() {
 // errInvalidUTF8 is the decode error of a payload that is not UTF-8 text.
 var errInvalidUTF8 = errors.New("the payload is not valid UTF-8 text")
 
-func (r *reader) decode(subject string, data []byte) (any, error) {
-	if r.s.Decode != nil {
-		return r.s.Decode(subject, data)
+// emit decodes (or unpacks) a message and emits its records; it returns how many.
+func (r *reader) emit(subject string, data []byte, emit func(any)) (int, error) {
+	switch {
+	case r.s.Unpack != nil:
+		return r.s.Unpack(subject, data, emit)
+	case r.s.Decode != nil:
+		rec, err := r.s.Decode(subject, data)
+		if err != nil {
+			return 0, err
+		}
+		emit(rec)
+		return 1, nil
+	case !utf8.Valid(data):
+		return 0, errInvalidUTF8
 	}
-	if !utf8.Valid(data) {
-		return nil, errInvalidUTF8
-	}
-	return string(data), nil
+	emit(string(data))
+	return 1, nil
 }
 
 // Position implements dataflow.SourceReader.

@@ -30,7 +30,7 @@ var errCrash = errors.New("injected crash")
 // completed checkpoint stays uncommitted) or after the commit (committed, but the job
 // fails before it learns so), as a runner killed at that point would.
 type crashingSink struct {
-	*jetstream.Sink
+	dataflow.Sink
 	after bool
 	once  sync.Once
 }
@@ -120,23 +120,36 @@ func newFixture(t *testing.T) *fixture {
 			t.Fatal(err)
 		}
 	}
-	f.backend = hashmap.New()
-	if err := f.backend.Configure(ctx, sdk.Options{}); err != nil {
+	f.backend, f.store = newBackend(t), newStore(t, dir, "wordcount")
+	return f
+}
+
+// newBackend returns a configured hashmap backend.
+func newBackend(t *testing.T) sdk.StateBackend {
+	t.Helper()
+	b := hashmap.New()
+	if err := b.Configure(context.Background(), sdk.Options{}); err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
+
+// newStore returns the checkpoint store of job in dir/checkpoints, keeping 2.
+func newStore(t *testing.T, dir, job string) *checkpoint.Store {
+	t.Helper()
+	ctx := context.Background()
 	storage := fsstorage.New()
 	if err := storage.Configure(ctx, sdk.Options{"dir": filepath.Join(dir, "checkpoints")}); err != nil {
 		t.Fatal(err)
 	}
-	access, err := storage.CreateCheckpointStorage(ctx, "wordcount")
+	access, err := storage.CreateCheckpointStorage(ctx, job)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := access.InitializeBaseLocationsForCheckpoint(ctx); err != nil {
 		t.Fatal(err)
 	}
-	f.store = checkpoint.NewStore(access, 2)
-	return f
+	return checkpoint.NewStore(access, 2)
 }
 
 func (f *fixture) conn() jetstream.Conn { return jetstream.Conn{Servers: []string{f.url}} }
