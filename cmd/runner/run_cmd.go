@@ -75,6 +75,9 @@ then takes the job over.`,
 				return fmt.Errorf("%s: %w", cfg.File, err)
 			}
 			out := cmd.OutOrStdout()
+			if cfg.Cluster.Enabled {
+				return runDistributed(ctx, out, s, job, from)
+			}
 			ex := explain.Config(cfg)
 			fmt.Fprintf(out, "job %q (%s, parallelism %d): state backend %s, checkpoint storage %s\n",
 				job.Name, cfg.Job.Type, job.Parallelism, cfg.StateBackend, cfg.CheckpointStorage)
@@ -165,6 +168,9 @@ func withConnectors(cfg *config.Config, spec jobs.Spec, log hclog.Logger) (jobs.
 		if err != nil {
 			return spec, err
 		}
+		// In distributed mode each subtask of the sink is a task that starts and restores
+		// on its own, on any runner.
+		sink.Independent = cfg.Cluster.Enabled
 		spec.Sink = sink
 	}
 	return spec, nil

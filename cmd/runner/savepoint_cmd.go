@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/flowstate/flowstate/runtime/cluster"
 	"github.com/flowstate/flowstate/runtime/control"
 	"github.com/flowstate/flowstate/runtime/storagepath"
 )
@@ -36,6 +38,9 @@ savepoints go").
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dispose != "" {
 				return disposeCheckpoint(cmd, g, file, dispose, force, outside)
+			}
+			if cfg, name, err := distributedJob(file, job); err != nil || cfg != nil {
+				return cmp.Or(err, clusterRequest(cmd, cfg, name, cluster.Request{Kind: cluster.RequestSavepoint, Target: target}))
 			}
 			return savepoint(cmd, g, file, job, target, false, false)
 		},
@@ -72,6 +77,9 @@ within 10 s, killing plugins that hold the job up. The job can resume from its l
 checkpoint with --from latest.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg, name, err := distributedJob(file, job); err != nil || cfg != nil {
+				return cmp.Or(err, clusterRequest(cmd, cfg, name, cluster.Request{Kind: cluster.RequestStop, Target: target, Savepoint: withSavepoint, Drain: drain}))
+			}
 			if withSavepoint || drain {
 				return savepoint(cmd, g, file, job, target, true, drain)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +27,9 @@ A job whose runner does not answer is reported as not running. --json prints
 answers of GET /jobs/<job> and GET /jobs/<job>/checkpoints.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg, name, err := distributedJob(file, job); err != nil || cfg != nil {
+				return cmp.Or(err, clusterStatus(cmd, cfg, name, asJSON))
+			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			to, err := locateJob(ctx, g, file, job)

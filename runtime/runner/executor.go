@@ -66,6 +66,23 @@ type Executor struct {
 	// OnOwned, if set, is called once the run holds its job's leases and has found what it
 	// restores, before its first attempt; a run refused or failed before never calls it.
 	OnOwned func()
+	// Lease, if set, is a lease the caller holds on the job (a task's, in distributed
+	// mode): it stands for the lease on the job's record in the checkpoint storage, which
+	// the run then does not take; its loss stops the run, and it stays the caller's to
+	// release (ownership.Settings.Lease).
+	Lease *ownership.Lease
+	// Origin, if set, is where a run from FromLatestIfAny starts when the job has no
+	// checkpoint of its own taken since the origin (a task of a distributed job restored
+	// from a savepoint, runtime/cluster's Origin).
+	Origin *Origin
+}
+
+// Origin is a checkpoint or savepoint a job was restored from, for the runs after it: a
+// run from FromLatestIfAny restores the newest checkpoint of the job taken at a lease
+// epoch above Epoch (taken since, by a run started from the origin), else Pointer.
+type Origin struct {
+	Pointer string
+	Epoch   int64
 }
 
 // Run executes job. from is "" for a fresh start, FromLatest, FromLatestIfAny, or a
@@ -102,7 +119,7 @@ func (x *Executor) Run(ctx context.Context, job *dataflow.Job, from string) (err
 	// while it starts, handshakes, takes its options or serves the restore point is one
 	// failure for the restart strategy, as after a crash mid-run.
 	sess := session.New(session.Options{Config: cfg, Host: x.Host, Owner: owner, Job: job.Name, Logger: log, OnRestart: x.Monitor.PluginRestarted})
-	rec := &recovery{s: sess, cfg: cfg, mon: x.Monitor, job: job, shape: job.Shape(), log: log,
+	rec := &recovery{s: sess, cfg: cfg, mon: x.Monitor, job: job, shape: job.Shape(), log: log, origin: x.Origin,
 		allowNonRestored: x.AllowNonRestoredState || cfg.Recovery.IgnoreUnclaimedState}
 	if from == "" {
 		from = cfg.Recovery.Path
@@ -169,7 +186,7 @@ func (x *Executor) ownerSettings(job *dataflow.Job) ownership.Settings {
 		ttl = config.DefaultLeaseTimeout
 	}
 	return ownership.Settings{Job: job.Name, Control: x.ControlAddress, Output: job.OutputDir(),
-		TTL: ttl, TimeoutKey: config.KeyLeaseTimeout, Wait: x.WaitForLease, Logger: x.Logger}
+		TTL: ttl, TimeoutKey: config.KeyLeaseTimeout, Wait: x.WaitForLease, Logger: x.Logger, Lease: x.Lease}
 }
 
 // jobInfo describes job and the plugins of its session to the monitor.

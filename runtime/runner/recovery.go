@@ -46,6 +46,9 @@ type recovery struct {
 	unchecked bool
 	// started says a start succeeded: every later call of next follows a failure.
 	started bool
+	// origin is where a start from FromLatestIfAny goes when the job has no checkpoint
+	// taken since it (nil: none).
+	origin *Origin
 }
 
 // next readies the run's next attempt and returns the checkpoint it restores (nil: none).
@@ -105,6 +108,14 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Complete
 		r.floor = max(r.floor, c.CheckpointID)
 	}
 	r.listed = true
+	if from == FromLatestIfAny && r.origin != nil {
+		c, err := r.since(ctx, existing)
+		if c != nil || err != nil {
+			return c, existing, err
+		}
+		from = r.origin.Pointer
+		r.log.Info("no checkpoint since the savepoint the job was restored from: restoring it", "job", r.job.Name, "pointer", from)
+	}
 	if from == FromLatestIfAny {
 		if from = FromLatest; len(existing) == 0 {
 			r.log.Info("--from latest-if-any: the job has no completed checkpoint yet: starting fresh", "job", r.job.Name)
@@ -143,6 +154,25 @@ func (r *recovery) start(ctx context.Context, from string) (*checkpoint.Complete
 	}
 	r.log.Info("restoring", "pointer", c.Location.ExternalPointer, "id", c.Metadata.CheckpointID, "savepoint", c.Metadata.Savepoint, "claim-mode", r.cfg.Recovery.ClaimMode)
 	return c, nil, nil
+}
+
+// since returns the newest intact checkpoint of existing taken since the run's origin
+// (at a lease epoch above the origin's), nil when there is none.
+func (r *recovery) since(ctx context.Context, existing []sdk.CompletedCheckpointStorageLocation) (*checkpoint.Completed, error) {
+	if len(existing) == 0 {
+		return nil, nil
+	}
+	c, err := checkpoint.Newest(ctx, r.s.Access(), existing, r.job.Name, r.s.CallTimeout(), max(r.cfg.Checkpointing.Timeout, r.s.CallTimeout()), r.log)
+	switch {
+	case errors.Is(err, checkpoint.ErrNoCheckpoint):
+		return nil, nil
+	case err != nil:
+		return nil, fmt.Errorf("job %q: %w", r.job.Name, err)
+	case c.Metadata.Epoch <= r.origin.Epoch:
+		return nil, nil
+	}
+	r.log.Info("restoring from the latest checkpoint since the savepoint the job was restored from", "id", c.Metadata.CheckpointID, "pointer", c.Location.ExternalPointer)
+	return c, nil
 }
 
 // leftToResume says what a run stopped now (the runner stopped by a signal, the job
@@ -198,6 +228,10 @@ func (r *recovery) afterFailure(ctx context.Context) (*checkpoint.Completed, err
 func (r *recovery) check(c *checkpoint.Completed) (*checkpoint.Metadata, int64, error) {
 	if c == nil {
 		return nil, 0, nil
+	}
+	if n := len(c.Metadata.Tasks); n > 0 {
+		return nil, 0, restart.Permanent(fmt.Errorf("restore %s: it is the manifest of a savepoint of distributed job %q (%d tasks), which restores only in distributed mode: run the job with %s: true",
+			c.Location.ExternalPointer, c.Metadata.JobID, n, config.KeyClusterEnabled))
 	}
 	if err := r.shape.CheckRestore(c.Metadata, r.allowNonRestored); err != nil {
 		return nil, 0, restart.Permanent(fmt.Errorf("restore %s: %w", c.Location.ExternalPointer, err))

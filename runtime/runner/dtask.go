@@ -1,0 +1,100 @@
+package runner
+
+import (
+	"context"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/flowstate/flowstate/runtime/dataflow"
+	"github.com/flowstate/flowstate/runtime/monitor"
+	"github.com/flowstate/flowstate/runtime/ownership"
+)
+
+// taskRun is the run of one task of a distributed job on this runner: an Executor running
+// the task's job with the task's lease, until the task finishes, is handed over, loses its
+// lease or fails for good.
+type taskRun struct {
+	id    string
+	job   *dataflow.Job
+	lease *ownership.Lease
+	// requests reaches the run's checkpoint coordinator: savepoints, and the checkpoint
+	// that hands the task over.
+	requests chan dataflow.SavepointRequest
+	cancel   context.CancelCauseFunc
+	done     chan struct{}
+
+	mu  sync.Mutex
+	err error // the run's error, once done is closed
+	// handingOver says a hand-over was asked for, whose checkpoint answers on handOverReply
+	// (the member's goroutine alone uses them, as it does finished: the run finished and
+	// the task keeps its lease).
+	handingOver, finished bool
+	handOverReply         chan dataflow.SavepointResult
+	// stopped says a stop of the job stopped the task; replies holds, by request, where
+	// the answer to what the request asked of the run comes (nil: the run was cancelled).
+	stopped bool
+	replies map[string]chan dataflow.SavepointResult
+	// mon is the run's monitor: its checkpoints and record counts, for the status.
+	mon *monitor.Monitor
+}
+
+func newTaskRun(id string, job *dataflow.Job, lease *ownership.Lease) *taskRun {
+	return &taskRun{id: id, job: job, lease: lease, requests: make(chan dataflow.SavepointRequest, 4), done: make(chan struct{}),
+		replies: map[string]chan dataflow.SavepointResult{}, mon: monitor.New(job.Name, monitor.Options{})}
+}
+
+// start runs the task's job with x from from, in the background.
+func (r *taskRun) start(ctx context.Context, x *Executor, from string) {
+	ctx, r.cancel = context.WithCancelCause(ctx)
+	x.Monitor = r.mon
+	go r.mon.Run(ctx)
+	go func() {
+		defer close(r.done)
+		err := x.Run(ctx, r.job, from)
+		r.mu.Lock()
+		r.err = err
+		r.mu.Unlock()
+	}()
+}
+
+// result returns the run's error once it ended (ended true).
+func (r *taskRun) result() (err error, ended bool) {
+	select {
+	case <-r.done:
+	default:
+		return nil, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err, true
+}
+
+// handOver asks the run, once, to take a checkpoint and stop, so that the task can be
+// handed to another member with little to redo: the next holder restores that
+// checkpoint, and commits what it covers if this run did not get to. A hand-over whose
+// checkpoint failed is asked again at the next call.
+func (r *taskRun) handOver(log hclog.Logger) {
+	if r.handingOver {
+		select {
+		case res := <-r.handOverReply:
+			if res.Err == nil {
+				return // the run stops
+			}
+			log.Warn("the checkpoint handing a task over failed", "task", r.id, "error", res.Err)
+			r.handingOver = false
+		default:
+			return
+		}
+	}
+	if r.finished {
+		return
+	}
+	r.handOverReply = make(chan dataflow.SavepointResult, 1)
+	select {
+	case r.requests <- dataflow.SavepointRequest{Checkpoint: true, Stop: true, Reply: r.handOverReply}:
+		r.handingOver = true
+		log.Info("handing a task over after its next checkpoint", "task", r.id)
+	default:
+	}
+}
