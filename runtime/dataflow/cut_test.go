@@ -101,7 +101,6 @@ func (s memSource) Open(ctx context.Context, subtask, parallelism int, pos []byt
 type memReader struct {
 	s    memSource
 	next int
-	keys map[string]bool
 }
 
 func (r *memReader) Read(ctx context.Context, max int, emit func(any)) error {
@@ -205,7 +204,7 @@ func TestCutWordCountRunsAsTasks(t *testing.T) {
 // TestCutRefusesWhatCannotCrossMachines: an exchange of records without an encoding, and
 // an operator named like an exchange's reader, are refused by name.
 func TestCutRefusesWhatCannotCrossMachines(t *testing.T) {
-	type point struct{ x, y int }
+	type point struct{ x int }
 	j := dataflow.NewJob("j")
 	src := dataflow.FromSource[point](j, "source", nosource{})
 	ks := dataflow.KeyBy(src, func(p point) []byte { return []byte{byte(p.x)} })
@@ -218,6 +217,39 @@ func TestCutRefusesWhatCannotCrossMachines(t *testing.T) {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error does not name %s: %v", want, err)
 		}
+	}
+}
+
+// TestWithCodecCarriesRecords: records of a struct type cross an exchange in the encoding
+// WithCodec gives their KeyBy, and come out of it equal.
+func TestWithCodecCarriesRecords(t *testing.T) {
+	type point struct{ x, y int }
+	j := dataflow.NewJob("j")
+	src := dataflow.FromSource[point](j, "source", nosource{})
+	ks := dataflow.WithCodec(dataflow.KeyBy(src, func(p point) []byte { return []byte{byte(p.x)} }),
+		func(b []byte, p point) ([]byte, error) { return append(b, byte(p.x), byte(p.y)), nil },
+		func(b []byte) (point, error) {
+			if len(b) != 2 {
+				return point{}, fmt.Errorf("a point is 2 bytes, not %d", len(b))
+			}
+			return point{int(b[0]), int(b[1])}, nil
+		})
+	dataflow.SinkTo(dataflow.Process(ks, "count", nil, func(_ *dataflow.KeyedContext, p point, emit func(point)) error { return nil }), discard{})
+	top, err := j.Cut()
+	if err != nil {
+		t.Fatalf("a job whose exchange has a codec was refused: %v", err)
+	}
+	ex := top.Exchange(1)
+	b, err := ex.Encode([]byte("prefix"), point{3, 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != "prefix\x03\x04" {
+		t.Fatalf("encoded %q, want the prefix and the two bytes", b)
+	}
+	got, err := ex.Decode(b[len("prefix"):])
+	if err != nil || got != (point{3, 4}) {
+		t.Fatalf("decoded %v, %v; want {3 4}", got, err)
 	}
 }
 
