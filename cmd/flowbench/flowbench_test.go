@@ -123,7 +123,7 @@ func TestWriteReportKeepsTextOutsideMarkers(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := &report{machine: machine{CPUs: 2}, started: time.Now(), failures: map[string]error{}}
+	rep := &report{machine: machine{CPUs: 2}, started: time.Now(), ran: map[string]bool{"throughput": true}, failures: map[string]error{}}
 	if err := writeReport(path, rep); err != nil {
 		t.Fatal(err)
 	}
@@ -139,6 +139,42 @@ func TestWriteReportKeepsTextOutsideMarkers(t *testing.T) {
 	}
 	if strings.Count(got, beginMarker) != 1 {
 		t.Errorf("markers duplicated:\n%s", got)
+	}
+}
+
+// TestWriteReportOfTheDisaggregatedPhaseAlone: the disaggregated phase run alone writes
+// its own section, after the main one the first time and in place later, and leaves the
+// main section and the hand-written text as they were; a run without it leaves its section.
+func TestWriteReportOfTheDisaggregatedPhaseAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.md")
+	old := "# Performance\n\n" + beginMarker + "\nmain figures\n" + endMarker + "\n\n## Notes\n\nkept\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(ran string, failure error) string {
+		t.Helper()
+		rep := &report{machine: machine{CPUs: 2}, started: time.Now(), ran: map[string]bool{ran: true}, failures: map[string]error{}}
+		if failure != nil {
+			rep.failures[ran] = failure
+		}
+		if err := writeReport(path, rep); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		return string(b)
+	}
+	got := write("disaggregated", errors.New("first failure"))
+	want := "# Performance\n\n" + beginMarker + "\nmain figures\n" + endMarker + "\n\n" + disaggBeginMarker + "\n"
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "first failure") || !strings.HasSuffix(got, disaggEndMarker+"\n\n## Notes\n\nkept\n") {
+		t.Fatalf("first write of the phase alone:\n%s", got)
+	}
+	got = write("disaggregated", errors.New("second failure"))
+	if strings.Contains(got, "first failure") || !strings.Contains(got, "second failure") || strings.Count(got, disaggBeginMarker) != 1 || !strings.Contains(got, "main figures") {
+		t.Fatalf("second write of the phase alone:\n%s", got)
+	}
+	got = write("throughput", nil)
+	if strings.Contains(got, "main figures") || !strings.Contains(got, "second failure") || !strings.HasSuffix(got, "## Notes\n\nkept\n") {
+		t.Fatalf("a run without the phase:\n%s", got)
 	}
 }
 
