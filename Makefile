@@ -84,7 +84,7 @@ test-busy:
 # keys; BENCHFLAGS='-memory-keys 3000000,30000000' adds 30M (docs/performance.md says how
 # long it takes).
 bench: build
-	./scripts/with-nats.sh $(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
+	./scripts/with-s3.sh ./scripts/with-nats.sh $(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
 
 # Fuzz targets with committed seed corpora (testdata/fuzz/), run briefly by `make test` with an
 # execution budget per target (a few seconds each). Budgets are counts, not durations: Go 1.26's

@@ -29,6 +29,9 @@ type permSource struct {
 	until         time.Time // if set, the input ends at this time (timed benchmark phases)
 	skew          *zipfian
 	skewFrom      int64
+	// drained, if set, holds the end of the input back until it reports true (the job
+	// processed every record), so that the final checkpoint finds nothing queued.
+	drained func() bool
 }
 
 func (s permSource) Open(ctx context.Context, subtask, parallelism int, pos []byte) (dataflow.SourceReader, error) {
@@ -73,6 +76,15 @@ func (r *permReader) Read(ctx context.Context, max int, emit func(any)) error {
 	}
 	for n := 0; n < max; n++ {
 		if r.next >= r.s.records {
+			if r.s.drained != nil && !r.s.drained() {
+				if n == 0 { // nothing emitted: wait a little rather than spin
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Millisecond):
+					}
+				}
+				return nil
+			}
 			return io.EOF
 		}
 		k := uint64((r.next % r.s.keys) * r.stride % r.s.keys)

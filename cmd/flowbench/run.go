@@ -149,6 +149,18 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 				s.onComplete(c)
 			}
 		}}
+	// A run the benchmark ends by cancelling it checks its plugin processes as it does so:
+	// after it, the runner may have killed a plugin that did not answer the cancellation.
+	var endErr error
+	ended := make(chan struct{})
+	if s.endCause != nil {
+		defer context.AfterFunc(ctx, func() {
+			defer close(ended)
+			if errors.Is(context.Cause(ctx), s.endCause) {
+				_, endErr = livePlugins(context.WithoutCancel(ctx), host, s.mode, plugins...)
+			}
+		})()
+	}
 	cpu0 := selfCPU()
 	start := time.Now()
 	if err := x.Run(ctx, job, s.from); err != nil && (s.endCause == nil || !errors.Is(context.Cause(ctx), s.endCause)) {
@@ -158,6 +170,14 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 	res.cpu = selfCPU() - cpu0
 	if liveErr != nil {
 		return runResult{}, fmt.Errorf("job %s on %s (%s): during the run: %w", job.Name, s.backend, s.mode, liveErr)
+	}
+	if s.endCause != nil && errors.Is(context.Cause(ctx), s.endCause) {
+		<-ended
+		if endErr != nil {
+			return runResult{}, fmt.Errorf("job %s on %s (%s): when the benchmark ended it: %w", job.Name, s.backend, s.mode, endErr)
+		}
+		res.stats = *stats
+		return res, nil
 	}
 	// After the run: its context may be the one the benchmark cancelled to end it.
 	pids, err := livePlugins(context.WithoutCancel(ctx), host, s.mode, plugins...)
