@@ -111,7 +111,9 @@ func (x *disaggResult) targets() []disaggTarget {
 	out = append(out, rec)
 	flat := disaggTarget{figure: "recovery to first record, disaggregated, at the largest size / at the smallest", value: "one size ran",
 		goal: target{text: fmt.Sprintf("<= %dx (flat)", flatGoal)}}
-	if n := len(x.points); n > 1 {
+	if n := len(x.points); n == 1 {
+		flat.size = gib(x.points[0].bytes)
+	} else if n > 1 {
 		lo, hi := x.points[0], x.points[n-1]
 		v := ratio(hi.recovery(builtins.Disaggregated), lo.recovery(builtins.Disaggregated))
 		flat.size = gib(hi.bytes) + " / " + gib(lo.bytes)
