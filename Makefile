@@ -82,9 +82,13 @@ test-busy:
 # binary scripts/with-nats.sh builds (once, cached): about 30 s more. BENCHFLAGS=-quick checks that every
 # figure runs, in seconds. The memory phase (issue 24) measures peak RSS at 3M distinct
 # keys; BENCHFLAGS='-memory-keys 3000000,30000000' adds 30M (docs/performance.md says how
-# long it takes).
+# long it takes). The disaggregated phase (issue 28) runs the disaggregated backend against
+# leveldb on the S3 test server scripts/with-s3.sh builds (once, ~5 minutes) and starts:
+# 8-11 minutes more at 1 GiB of state on a busy 2-core machine (8m06s and 11m13s);
+# BENCHFLAGS='-disaggregated-gib 1,4' adds 4 GiB (39 minutes more there), 1,4,16 adds
+# 16 GiB too (not measured yet: hours).
 bench: build
-	./scripts/with-nats.sh $(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
+	./scripts/with-s3.sh ./scripts/with-nats.sh $(GO) run ./cmd/flowbench -plugin-dir $(BIN)/plugins -runner $(BIN)/runner -out docs/performance.md $(BENCHFLAGS)
 
 # Fuzz targets with committed seed corpora (testdata/fuzz/), run briefly by `make test` with an
 # execution budget per target (a few seconds each). Budgets are counts, not durations: Go 1.26's

@@ -42,6 +42,17 @@ type settings struct {
 	// copying outlasts the runner's fixed end (its final checkpoint and commit, its exit)
 	// by far.
 	JetStreamCopyRepeat int
+	// DisaggBytes are the state sizes of the disaggregated phase (issue 28), on the S3
+	// server at S3Endpoint; its throughput runs measure DisaggWindow after a warm-up of
+	// DisaggWarmup; DisaggWriteBuffer is both backends' write-buffer-size (0: their
+	// default), small in quick runs so that tiny state still makes table files; DiskSample
+	// is how often the backends' local directories are measured.
+	DisaggBytes       []int64
+	S3Endpoint        string
+	DisaggWarmup      time.Duration
+	DisaggWindow      time.Duration
+	DisaggWriteBuffer int64
+	DiskSample        time.Duration
 }
 
 // fullSettings are the figures of issues 7 and 17, sized for about 3 minutes on a quiet
@@ -57,6 +68,8 @@ func fullSettings() settings {
 		WordCountBytes: 9_400_000,
 		MemoryKeys:     []int64{3_000_000},
 		JetStreamBytes: 4_000_000, JetStreamRounds: 3, JetStreamCopyRepeat: 6,
+		DisaggBytes: []int64{1 << 30}, DisaggWarmup: 10 * time.Second, DisaggWindow: 30 * time.Second,
+		DiskSample: 100 * time.Millisecond,
 	}
 }
 
@@ -72,6 +85,8 @@ func quickSettings() settings {
 		WordCountBytes: 200_000,
 		MemoryKeys:     []int64{100_000},
 		JetStreamBytes: 100_000, JetStreamRounds: 1, JetStreamCopyRepeat: 2,
+		DisaggBytes: []int64{4 << 20, 8 << 20}, DisaggWarmup: 200 * time.Millisecond, DisaggWindow: time.Second,
+		DisaggWriteBuffer: 1 << 20, DiskSample: 20 * time.Millisecond,
 	}
 }
 

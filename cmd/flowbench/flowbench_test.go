@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -123,7 +124,7 @@ func TestWriteReportKeepsTextOutsideMarkers(t *testing.T) {
 	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := &report{machine: machine{CPUs: 2}, started: time.Now(), failures: map[string]error{}}
+	rep := &report{machine: machine{CPUs: 2}, started: time.Now(), ran: map[string]bool{"throughput": true}, failures: map[string]error{}}
 	if err := writeReport(path, rep); err != nil {
 		t.Fatal(err)
 	}
@@ -142,6 +143,42 @@ func TestWriteReportKeepsTextOutsideMarkers(t *testing.T) {
 	}
 }
 
+// TestWriteReportOfTheDisaggregatedPhaseAlone: the disaggregated phase run alone writes
+// its own section, after the main one the first time and in place later, and leaves the
+// main section and the hand-written text as they were; a run without it leaves its section.
+func TestWriteReportOfTheDisaggregatedPhaseAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "performance.md")
+	old := "# Performance\n\n" + beginMarker + "\nmain figures\n" + endMarker + "\n\n## Notes\n\nkept\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	write := func(ran string, failure error) string {
+		t.Helper()
+		rep := &report{machine: machine{CPUs: 2}, started: time.Now(), ran: map[string]bool{ran: true}, failures: map[string]error{}}
+		if failure != nil {
+			rep.failures[ran] = failure
+		}
+		if err := writeReport(path, rep); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(path)
+		return string(b)
+	}
+	got := write("disaggregated", errors.New("first failure"))
+	want := "# Performance\n\n" + beginMarker + "\nmain figures\n" + endMarker + "\n\n" + disaggBeginMarker + "\n"
+	if !strings.HasPrefix(got, want) || !strings.Contains(got, "first failure") || !strings.HasSuffix(got, disaggEndMarker+"\n\n## Notes\n\nkept\n") {
+		t.Fatalf("first write of the phase alone:\n%s", got)
+	}
+	got = write("disaggregated", errors.New("second failure"))
+	if strings.Contains(got, "first failure") || !strings.Contains(got, "second failure") || strings.Count(got, disaggBeginMarker) != 1 || !strings.Contains(got, "main figures") {
+		t.Fatalf("second write of the phase alone:\n%s", got)
+	}
+	got = write("throughput", nil)
+	if strings.Contains(got, "main figures") || !strings.Contains(got, "second failure") || !strings.HasSuffix(got, "## Notes\n\nkept\n") {
+		t.Fatalf("a run without the phase:\n%s", got)
+	}
+}
+
 // TestQuickRunMeasuresEveryFigure runs every phase on tiny sizes against the real plugin
 // binaries and the runner, and checks what the figures must satisfy whatever the speed.
 func TestQuickRunMeasuresEveryFigure(t *testing.T) {
@@ -154,6 +191,13 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 	want := map[string]bool{}
 	for _, p := range phases {
 		want[p] = true
+	}
+	// The disaggregated phase needs the S3 test server, which CI always starts.
+	if b.s.S3Endpoint = os.Getenv(s3EndpointEnv); b.s.S3Endpoint == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%s is not set but CI is: make test runs under scripts/with-s3.sh", s3EndpointEnv)
+		}
+		delete(want, "disaggregated")
 	}
 	rep := b.runPhases(context.Background(), want)
 	for name, err := range rep.failures {
@@ -235,6 +279,69 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 			t.Errorf("report lacks section %q", want)
 		}
 	}
+	if !want["disaggregated"] {
+		t.Skip("the disaggregated phase did not run: no S3 server (scripts/with-s3.sh go test ...); the other phases were checked")
+	}
+	checkDisaggregatedFigures(t, b.s, rep)
+}
+
+// checkDisaggregatedFigures checks what the disaggregated phase's figures must satisfy at
+// any speed: every run of every size ran and measured, the full checkpoint holds the whole
+// state (its size computed here from the keys and the value size), the others far less,
+// and the report says each figure.
+func checkDisaggregatedFigures(t *testing.T, s settings, rep *report) {
+	t.Helper()
+	x := rep.disagg
+	if x == nil || len(x.points) != len(s.DisaggBytes) {
+		t.Fatalf("disaggregated: %+v, want a point at each of %v", x, s.DisaggBytes)
+	}
+	runs := map[disaggVariant][]string{vLevelDB: {runChange, runThroughput}, vLevelDBIncr: {runFill, runChange},
+		vDisaggFill: {runFill}, vDisagg4: {runChange, runThroughput}, vDisagg16: {runThroughput}}
+	for i, p := range x.points {
+		if p.bytes != s.DisaggBytes[i] || len(p.runs) != 8 {
+			t.Fatalf("disaggregated point %d: %d bytes, %d runs; want %d bytes and 8 runs", i, p.bytes, len(p.runs), s.DisaggBytes[i])
+		}
+		for v, kinds := range runs {
+			for _, kind := range kinds {
+				r := p.run(v, kind)
+				switch {
+				case r == nil:
+					t.Fatalf("%s: no %s run of %s", gib(p.bytes), kind, v.name)
+				case r.peakDisk <= 0:
+					t.Errorf("%s %s %s: no local disk measured", gib(p.bytes), v.name, kind)
+				case kind != runFill && (r.firstBatch <= 0 || r.firstRecord < r.firstBatch):
+					t.Errorf("%s %s %s: recovery to first batch %s, to first record %s", gib(p.bytes), v.name, kind, r.firstBatch, r.firstRecord)
+				case kind == runThroughput && !(r.rate > 0):
+					t.Errorf("%s %s throughput: %v records/s", gib(p.bytes), v.name, r.rate)
+				case kind != runThroughput && (r.ckpt <= 0 || r.ckptBytes <= 0):
+					t.Errorf("%s %s %s: checkpoint %s writing %d bytes", gib(p.bytes), v.name, kind, r.ckpt, r.ckptBytes)
+				}
+				if v.cacheShare > 0 && r.bound != p.bytes/v.cacheShare+4*s.DisaggWriteBuffer {
+					t.Errorf("%s %s: bound %d, want the cache %d plus 2 memtables of %d for each of 2 keyed backends", gib(p.bytes), v.name, r.bound, p.bytes/v.cacheShare, s.DisaggWriteBuffer)
+				}
+			}
+		}
+		state := p.keys * int64(s.StateValue)
+		full, incr, disagg := p.run(vLevelDB, runChange).ckptBytes, p.run(vLevelDBIncr, runChange).ckptBytes, p.run(vDisagg4, runChange).ckptBytes
+		if full < state || incr >= full/2 || disagg >= full/2 {
+			t.Errorf("%s: checkpoints after the change wrote %d (leveldb), %d (incremental), %d (disaggregated) bytes; the full one must hold the %d bytes of values", gib(p.bytes), full, incr, disagg, state)
+		}
+	}
+	var md bytes.Buffer
+	rep.renderDisagg(&md)
+	var sizes []string
+	for _, n := range s.DisaggBytes {
+		sizes = append(sizes, fmt.Sprintf("%d MiB", n>>20))
+	}
+	lo, hi := sizes[0], sizes[len(sizes)-1]
+	for _, want := range []string{"**State sizes that ran:** " + strings.Join(sizes, ", ") + ".", "| 28.5 | checkpoint after 1% of the keys changed", "| 28.5 | recovery to first record, disaggregated / leveldb | 4 GiB | not run",
+		"| 28.5 | recovery to first record, disaggregated, at the largest size / at the smallest | " + hi + " / " + lo + " |", "| 28.5 | throughput, disaggregated with the cache at 1/4",
+		"| 28.5 | peak local disk, disaggregated, cache 1/16 | " + hi + " |", "#### Checkpoint after 1%", "#### Recovery to first record", "#### Throughput after recovery", "#### Local disk"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("the disaggregated section lacks %q:\n%s", want, md.String())
+		}
+	}
+	t.Logf("the disaggregated phase took %s", x.elapsed.Round(time.Millisecond))
 }
 
 // TestPluginModeNeedsTheBinaries: a plugin-mode run whose plugin directory lacks the

@@ -21,11 +21,17 @@ type event struct {
 }
 
 // permSource emits records events; event i has key index (i mod keys)*stride mod keys,
-// so every run of keys consecutive events visits every key exactly once. Subtask s of p
+// so every run of keys consecutive events visits every key exactly once; from event
+// skewFrom on, when skew is set, event i's key is skew.key(i) instead. Subtask s of p
 // emits events s, s+p, ...; its position is the next event, so replay is exact.
 type permSource struct {
 	records, keys int64
 	until         time.Time // if set, the input ends at this time (timed benchmark phases)
+	skew          *zipfian
+	skewFrom      int64
+	// drained, if set, holds the end of the input back until it reports true (the job
+	// processed every record), so that the final checkpoint finds nothing queued.
+	drained func() bool
 }
 
 func (s permSource) Open(ctx context.Context, subtask, parallelism int, pos []byte) (dataflow.SourceReader, error) {
@@ -70,9 +76,21 @@ func (r *permReader) Read(ctx context.Context, max int, emit func(any)) error {
 	}
 	for n := 0; n < max; n++ {
 		if r.next >= r.s.records {
+			if r.s.drained != nil && !r.s.drained() {
+				if n == 0 { // nothing emitted: wait a little rather than spin
+					select {
+					case <-ctx.Done():
+					case <-time.After(time.Millisecond):
+					}
+				}
+				return nil
+			}
 			return io.EOF
 		}
 		k := uint64((r.next % r.s.keys) * r.stride % r.s.keys)
+		if r.s.skew != nil && r.next >= r.s.skewFrom {
+			k = r.s.skew.key(r.next)
+		}
 		emit(event{key: k, seq: r.next})
 		r.next += r.step
 	}

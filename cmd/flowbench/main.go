@@ -7,11 +7,13 @@
 // process beside the same plugins as processes.
 //
 // The jetstream phase starts a nats-server of its own: $FLOWSTATE_NATS_SERVER, or the
-// binary -nats-server names (make bench runs flowbench under scripts/with-nats.sh).
+// binary -nats-server names (make bench runs flowbench under scripts/with-nats.sh). The
+// disaggregated phase needs an S3 server: $FLOWSTATE_S3_ENDPOINT, which
+// scripts/with-s3.sh sets for the test server it starts (make bench runs under it too).
 //
-//	flowbench [-quick] [-only throughput,wordcount,checkpoint,pause,scale,incremental,startup,memory,jetstream]
-//	          [-rounds N] [-state-mb N] [-memory-keys N,N...] [-out docs/performance.md]
-//	          [-plugin-dir bin/plugins] [-runner bin/runner] [-nats-server PATH] [-cpuprofile FILE]
+//	flowbench [-quick] [-only throughput,wordcount,checkpoint,pause,scale,incremental,startup,memory,jetstream,disaggregated]
+//	          [-rounds N] [-state-mb N] [-memory-keys N,N...] [-disaggregated-gib N,N...] [-out docs/performance.md]
+//	          [-plugin-dir bin/plugins] [-runner bin/runner] [-nats-server PATH] [-s3-endpoint URL] [-cpuprofile FILE]
 package main
 
 import (
@@ -34,7 +36,7 @@ import (
 )
 
 // phases are the benchmark's parts, in the order they run.
-var phases = []string{"throughput", "wordcount", "checkpoint", "pause", "scale", "incremental", "startup", "memory", "jetstream"}
+var phases = []string{"throughput", "wordcount", "checkpoint", "pause", "scale", "incremental", "startup", "memory", "jetstream", "disaggregated"}
 
 func main() {
 	if spec := os.Getenv(restoreChildEnv); spec != "" {
@@ -59,6 +61,8 @@ func run(args []string) error {
 	stateMB := fs.Int64("state-mb", 0, "state of the checkpoint, restore and pause figures in MiB (0: 1024, or 4 with -quick)")
 	natsServer := fs.String("nats-server", os.Getenv(natsServerEnv), "nats-server binary of the jetstream phase (default $"+natsServerEnv+")")
 	memoryKeys := fs.String("memory-keys", "", "distinct keys of the memory figures, comma-separated (empty: 3000000, or 100000 with -quick); 3000000,30000000 adds the 30M figure (about 10 more minutes)")
+	disaggGiB := fs.String("disaggregated-gib", "", "state sizes of the disaggregated phase in GiB, comma-separated (empty: 1, or 4 and 8 MiB with -quick); 1,4,16 adds 4 and 16 GiB")
+	s3Endpoint := fs.String("s3-endpoint", os.Getenv(s3EndpointEnv), "S3 test server of the disaggregated phase (default $"+s3EndpointEnv+", which scripts/with-s3.sh sets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -89,13 +93,24 @@ func run(args []string) error {
 		}
 		s.MemoryKeys = keys
 	}
+	if *disaggGiB != "" {
+		gib, err := parseCounts(*disaggGiB)
+		if err != nil {
+			return fmt.Errorf("-disaggregated-gib %q: %w", *disaggGiB, err)
+		}
+		s.DisaggBytes = nil
+		for _, g := range gib {
+			s.DisaggBytes = append(s.DisaggBytes, g<<30)
+		}
+	}
+	s.S3Endpoint = *s3Endpoint
 	if s.PluginDir, err = filepath.Abs(*pluginDir); err != nil {
 		return fmt.Errorf("-plugin-dir: %w", err)
 	}
 	if s.Runner, err = filepath.Abs(*runner); err != nil {
 		return fmt.Errorf("-runner: %w", err)
 	}
-	for _, name := range []string{builtins.Hashmap, builtins.LevelDB, builtins.FSStorage} {
+	for _, name := range []string{builtins.Hashmap, builtins.LevelDB, builtins.Disaggregated, builtins.FSStorage} {
 		if _, err := os.Stat(filepath.Join(s.PluginDir, pluginhost.Prefix+name)); err != nil {
 			return fmt.Errorf("-plugin-dir %s: plugin %s is not built (run make build); plugin-mode figures need its binary: %w", s.PluginDir, name, err)
 		}
@@ -147,7 +162,7 @@ func run(args []string) error {
 
 // runPhases runs the wanted phases; a phase that fails is recorded and the others go on.
 func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
-	rep := &report{machine: describeMachine(), settings: b.s, started: b.start, failures: map[string]error{}}
+	rep := &report{machine: describeMachine(), settings: b.s, started: b.start, ran: want, failures: map[string]error{}}
 	b.logf("machine: %d CPUs, %s, load %s; budget %s", rep.machine.CPUs, rep.machine.CPUModel, rep.machine.LoadStart, b.s.Budget)
 	step := func(name string, f func() error) {
 		if !want[name] || ctx.Err() != nil {
@@ -177,6 +192,7 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 	step("startup", func() (err error) { rep.startup, err = b.startup(ctx, b.deadline(0.97)); return })
 	step("memory", func() (err error) { rep.memory, err = b.memory(ctx); return })
 	step("jetstream", func() (err error) { rep.jetStream, err = b.jetStream(ctx, b.deadline(1.0)); return })
+	step("disaggregated", func() (err error) { rep.disagg, err = b.disaggregated(ctx); return })
 	rep.elapsed = time.Since(b.start)
 	rep.machine.LoadEnd = loadAverage()
 	return rep

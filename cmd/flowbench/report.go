@@ -33,6 +33,8 @@ type report struct {
 	wordCount  *wordCountResult
 	memory     []memoryPoint
 	jetStream  *jetStreamResult
+	disagg     *disaggResult
+	ran        map[string]bool  // the phases asked for
 	failures   map[string]error // phase name -> why it has no figures
 }
 
@@ -41,8 +43,7 @@ func (r *report) render(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
 	m := r.machine
 	p("Measured %s in %s by `make bench` (`go run ./cmd/flowbench`).\n\n", r.started.UTC().Format("2006-01-02 15:04 MST"), r.elapsed.Round(time.Second))
-	p("**Machine:** %d CPUs (%s), %s memory, %s, Linux %s; load average %s at the start, %s at the end.\n\n",
-		m.CPUs, m.CPUModel, m.MemTotal, m.GoVersion, m.Kernel, m.LoadStart, m.LoadEnd)
+	p("%s\n\n", machineLine(m))
 	p("Plugin and in-process variants alternate within each round, and which goes first alternates from round to round; figures are medians over the rounds, and a ratio of two figures is the median of the rounds' own ratios (the two measured back to back), which a VM whose speed drifts between rounds moves far less than the ratio of two medians taken from different rounds. In-process means the very same built-in plugin packages loaded through the same `sdk` interfaces (`pluginhost.Options{InProcess: true}`), so the difference is the process boundary alone.\n\n")
 	r.renderTargets(w)
 	r.renderThroughput(w)
@@ -52,13 +53,21 @@ func (r *report) render(w io.Writer) {
 	r.renderStartup(w)
 	r.renderMemory(w)
 	r.renderJetStream(w)
-	if len(r.failures) > 0 {
+	if len(r.failures) > 0 && (len(r.failures) > 1 || r.failures["disaggregated"] == nil) {
 		p("### Phases that failed\n\n")
 		for name, err := range r.failures {
-			p("- %s: %v\n", name, err)
+			if name != "disaggregated" { // in the phase's own section
+				p("- %s: %v\n", name, err)
+			}
 		}
 		p("\n")
 	}
+}
+
+// machineLine describes the machine and its load during the run.
+func machineLine(m machine) string {
+	return fmt.Sprintf("**Machine:** %d CPUs (%s), %s memory, %s, Linux %s; load average %s at the start, %s at the end.",
+		m.CPUs, m.CPUModel, m.MemTotal, m.GoVersion, m.Kernel, m.LoadStart, m.LoadEnd)
 }
 
 // grpcMessagesPerRecord is the gRPC messages of the state traffic per record, counted by
@@ -293,26 +302,65 @@ func int64s(xs []int64) []float64 {
 	return out
 }
 
-// writeReport puts the generated markdown between the markers of path, keeping the text
-// around them; a missing file (or one without markers) gets a skeleton.
+// writeReport puts the generated markdown of the phases that ran between their markers in
+// path, keeping the text around them: the main section when any phase but disaggregated
+// ran, the disaggregated phase's own section when it ran (placed after the main section
+// when the file has none yet). A missing file, or one without the main markers, gets a
+// skeleton.
 func writeReport(path string, r *report) error {
-	var gen bytes.Buffer
-	r.render(&gen)
 	old, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	head, tail := skeletonHead, skeletonTail
-	if b, e, ok := bytes.Cut(old, []byte(beginMarker)); ok {
-		if _, after, ok := bytes.Cut(e, []byte(endMarker)); ok {
-			head, tail = string(b), string(after)
-		}
+	out := string(old)
+	if _, ok := between(out, beginMarker, endMarker); !ok {
+		out = skeletonHead + beginMarker + "\n" + endMarker + skeletonTail
 	}
-	out := head + beginMarker + "\n" + gen.String() + endMarker + tail
+	if r.ranMain() {
+		var gen bytes.Buffer
+		r.render(&gen)
+		out = replaceBetween(out, beginMarker, endMarker, gen.String())
+	}
+	if r.ran["disaggregated"] {
+		if _, ok := between(out, disaggBeginMarker, disaggEndMarker); !ok {
+			out = strings.Replace(out, endMarker, endMarker+"\n\n"+disaggBeginMarker+"\n"+disaggEndMarker, 1)
+		}
+		var gen bytes.Buffer
+		r.renderDisagg(&gen)
+		out = replaceBetween(out, disaggBeginMarker, disaggEndMarker, gen.String())
+	}
 	if err := os.WriteFile(path, []byte(out), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// ranMain reports whether a phase of the main section ran.
+func (r *report) ranMain() bool {
+	for p, ok := range r.ran {
+		if ok && p != "disaggregated" {
+			return true
+		}
+	}
+	return false
+}
+
+// between returns the text of s between begin and end, and whether both are there.
+func between(s, begin, end string) (string, bool) {
+	_, rest, ok := strings.Cut(s, begin)
+	if !ok {
+		return "", false
+	}
+	in, _, ok := strings.Cut(rest, end)
+	return in, ok
+}
+
+// replaceBetween returns s with the text between begin and end (both in s) replaced by a
+// newline and body.
+func replaceBetween(s, begin, end, body string) string {
+	head, rest, _ := strings.Cut(s, begin)
+	_, tail, _ := strings.Cut(rest, end)
+	return head + begin + "\n" + body + end + tail
 }
 
 const skeletonHead = "# Performance\n\n"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,16 +62,21 @@ func newHost(pluginDir string, m mode) *pluginhost.Host {
 	return pluginhost.New(opts)
 }
 
-// runSpec is one run of a job through runner.Executor, with fsstorage (file://) as the
-// checkpoint storage.
+// runSpec is one run of a job through runner.Executor, with fsstorage as the checkpoint
+// storage.
 type runSpec struct {
 	backend     string
 	mode        mode
 	pluginDir   string
-	checkpoints string        // checkpoint directory
+	checkpoints string        // checkpoint directory, or a URI (s3://...) of one
 	interval    time.Duration // 0: only the final checkpoint
 	from        string        // "" or a checkpoint pointer to restore
 	onComplete  func(c *checkpoint.Completed)
+	// config holds more configuration lines (YAML), after the benchmark's own.
+	config string
+	// endCause, if set, is the cause with which the benchmark cancels the run's context to
+	// end it (a timed window): a run ended so succeeds, with what it processed.
+	endCause error
 }
 
 // runResult is what one run measured.
@@ -101,8 +107,12 @@ func (c *stateMessages) Message(method string, _ bool) {
 
 // runJob runs job once with the plugins and settings of s.
 func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error) {
+	dir := s.checkpoints
+	if !strings.Contains(dir, "://") {
+		dir = "file://" + dir
+	}
 	yaml := fmt.Sprintf("state.backend.type: %s\nexecution.checkpointing.storage: fsstorage\n"+
-		"execution.checkpointing.dir: %s\nrestart-strategy.type: none\n", s.backend, "file://"+s.checkpoints)
+		"execution.checkpointing.dir: %s\nrestart-strategy.type: none\n", s.backend, dir) + s.config
 	cfg, err := config.Parse([]byte(yaml), "flowbench.yaml")
 	if err != nil {
 		return runResult{}, fmt.Errorf("benchmark configuration: %w", err)
@@ -139,9 +149,21 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 				s.onComplete(c)
 			}
 		}}
+	// A run the benchmark ends by cancelling it checks its plugin processes as it does so:
+	// after it, the runner may have killed a plugin that did not answer the cancellation.
+	var endErr error
+	ended := make(chan struct{})
+	if s.endCause != nil {
+		defer context.AfterFunc(ctx, func() {
+			defer close(ended)
+			if errors.Is(context.Cause(ctx), s.endCause) {
+				_, endErr = livePlugins(context.WithoutCancel(ctx), host, s.mode, plugins...)
+			}
+		})()
+	}
 	cpu0 := selfCPU()
 	start := time.Now()
-	if err := x.Run(ctx, job, s.from); err != nil {
+	if err := x.Run(ctx, job, s.from); err != nil && (s.endCause == nil || !errors.Is(context.Cause(ctx), s.endCause)) {
 		return runResult{}, fmt.Errorf("job %s on %s (%s): %w", job.Name, s.backend, s.mode, err)
 	}
 	res.elapsed = time.Since(start)
@@ -149,7 +171,16 @@ func runJob(ctx context.Context, s runSpec, job *dataflow.Job) (runResult, error
 	if liveErr != nil {
 		return runResult{}, fmt.Errorf("job %s on %s (%s): during the run: %w", job.Name, s.backend, s.mode, liveErr)
 	}
-	pids, err := livePlugins(ctx, host, s.mode, plugins...)
+	if s.endCause != nil && errors.Is(context.Cause(ctx), s.endCause) {
+		<-ended
+		if endErr != nil {
+			return runResult{}, fmt.Errorf("job %s on %s (%s): when the benchmark ended it: %w", job.Name, s.backend, s.mode, endErr)
+		}
+		res.stats = *stats
+		return res, nil
+	}
+	// After the run: its context may be the one the benchmark cancelled to end it.
+	pids, err := livePlugins(context.WithoutCancel(ctx), host, s.mode, plugins...)
 	if err != nil {
 		return runResult{}, fmt.Errorf("job %s on %s (%s): after the run: %w", job.Name, s.backend, s.mode, err)
 	}
