@@ -42,6 +42,16 @@ type settings struct {
 	// copying outlasts the runner's fixed end (its final checkpoint and commit, its exit)
 	// by far.
 	JetStreamCopyRepeat int
+	// DistBytes of the word count's text are the input of the distributed phase (issue
+	// 27), which runs the word count on one runner and in distributed mode on 1, 2 and 3
+	// runners at parallelism DistParallelism, each variant once in each of DistRounds
+	// rounds.
+	DistBytes       int64
+	DistRounds      int
+	DistParallelism int
+	// DistFrameBytes go through nats-server in each round of the distributed phase in
+	// messages of a full repartition frame, with nats.go alone: its CPU per byte.
+	DistFrameBytes int64
 }
 
 // fullSettings are the figures of issues 7 and 17, sized for about 3 minutes on a quiet
@@ -57,6 +67,7 @@ func fullSettings() settings {
 		WordCountBytes: 9_400_000,
 		MemoryKeys:     []int64{3_000_000},
 		JetStreamBytes: 4_000_000, JetStreamRounds: 3, JetStreamCopyRepeat: 6,
+		DistBytes: 4_000_000, DistRounds: 3, DistParallelism: 3, DistFrameBytes: 128 << 20,
 	}
 }
 
@@ -72,6 +83,7 @@ func quickSettings() settings {
 		WordCountBytes: 200_000,
 		MemoryKeys:     []int64{100_000},
 		JetStreamBytes: 100_000, JetStreamRounds: 1, JetStreamCopyRepeat: 2,
+		DistBytes: 100_000, DistRounds: 1, DistParallelism: 3, DistFrameBytes: 4 << 20,
 	}
 }
 
