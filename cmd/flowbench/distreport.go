@@ -13,14 +13,14 @@ import (
 const distTargetFigure = "word count stream to stream, distributed mode on 1 runner / one runner, words/s"
 
 // serverExtra is the nats-server CPU us per word distributed mode on 1 runner adds to the
-// single runner's: the median of the rounds' differences.
-func (r *distResult) serverExtra() float64 {
+// single runner's, round by round.
+func (r *distResult) serverExtra() []float64 {
 	d1, single := r.runs["d1"], r.runs["single"]
 	var out []float64
 	for i := range min(len(d1.words), len(single.words)) {
 		out = append(out, d1.cpu[kindServer][i]-single.cpu[kindServer][i])
 	}
-	return median(out)
+	return out
 }
 
 func (r *report) renderDistributed(w io.Writer) {
@@ -62,8 +62,9 @@ func (r *report) renderDistributed(w io.Writer) {
 		d := x.runs[v.key]
 		p("| %s | %.2f | %.2f | %.5f | %.5f |\n", v.name, median(d.repBytes), median(d.payload), median(d.repMsgs), median(d.frames))
 	}
-	p("\nA frame's payload is %s on average (last distributed run), with %.2f other messages per frame. nats-server's CPU per word on 1 runner less the single runner's: %.2f us/word (median of the rounds' differences), what the repartition stream, the group's KV traffic and six consumers and writers instead of one job's cost the server.\n\n",
-		bytesHuman(int64(x.frameBytes)), x.markers, x.serverExtra())
+	extra := x.serverExtra()
+	p("\nA frame's payload is %s on average (last distributed run), with %.2f other messages per frame. nats-server's CPU per word on 1 runner less the single runner's, which holds what the repartition stream, the group's KV traffic and six tasks' consumers and writers (instead of one job's) cost the server: %.2f us/word, the median of the rounds' differences (%s).\n\n",
+		bytesHuman(int64(x.frameBytes)), x.markers, median(extra), floats(extra, "%.2f"))
 	p("Raw frames, in each round after the variants: nats.go alone (`PublishAsync`, nats.go's default window) publishes %s in messages of %d KiB of random bytes (a full frame) on stream `%s` of the same server, and an ordered consumer reads them back, checked by count and bytes: the server's cost per byte of the repartition stream's traffic, which the JetStream phase's small messages do not show.\n\n", bytesHuman(x.rawBytes), distFrameSize>>10, distFrameStream)
 	p("| raw frames | publish MB/s | read back MB/s | nats-server CPU us/kB, published and read back | nats.go CPU us/kB |\n|---|---|---|---|---|\n")
 	p("| median | %.0f | %.0f | %.3f | %.3f |\n\n", median(x.raw.publish), median(x.raw.consume), median(x.raw.serverCPU), median(x.raw.clientCPU))
