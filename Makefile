@@ -79,7 +79,11 @@ test-busy:
 # disk): about 3 minutes on a quiet 2-core machine (2m45s-3m06s in four runs this round);
 # writes docs/performance.md.
 # The jetstream phase (issue 26) measures nats.go alone on a nats-server it starts, from the
-# binary scripts/with-nats.sh builds (once, cached): about 30 s more. BENCHFLAGS=-quick checks that every
+# binary scripts/with-nats.sh builds (once, cached): about 30 s more. The distributed phase
+# (issue 27) runs the word count on one runner and on 1, 2 and 3 runners in distributed mode:
+# three rounds of 1.5 to 2.5 minutes each on this shared 2-core machine at load 4-7 (4m37s and
+# 7m12s alone, -only distributed); after the other phases it adds no round once 3 minutes
+# have passed since it began, so about 3 to 5 minutes more. BENCHFLAGS=-quick checks that every
 # figure runs, in seconds. The memory phase (issue 24) measures peak RSS at 3M distinct
 # keys; BENCHFLAGS='-memory-keys 3000000,30000000' adds 30M (docs/performance.md says how
 # long it takes). The disaggregated phase (issue 28) runs the disaggregated backend against

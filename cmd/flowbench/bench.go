@@ -53,6 +53,16 @@ type settings struct {
 	DisaggWindow      time.Duration
 	DisaggWriteBuffer int64
 	DiskSample        time.Duration
+	// DistBytes of the word count's text are the input of the distributed phase (issue
+	// 27), which runs the word count on one runner and in distributed mode on 1, 2 and 3
+	// runners at parallelism DistParallelism, each variant once in each of DistRounds
+	// rounds.
+	DistBytes       int64
+	DistRounds      int
+	DistParallelism int
+	// DistFrameBytes go through nats-server in each round of the distributed phase in
+	// messages of a full repartition frame, with nats.go alone: its CPU per byte.
+	DistFrameBytes int64
 }
 
 // fullSettings are the figures of issues 7 and 17, sized for about 3 minutes on a quiet
@@ -70,6 +80,7 @@ func fullSettings() settings {
 		JetStreamBytes: 4_000_000, JetStreamRounds: 3, JetStreamCopyRepeat: 6,
 		DisaggBytes: []int64{1 << 30}, DisaggWarmup: 10 * time.Second, DisaggWindow: 30 * time.Second,
 		DiskSample: 100 * time.Millisecond,
+		DistBytes:  4_000_000, DistRounds: 3, DistParallelism: 3, DistFrameBytes: 128 << 20,
 	}
 }
 
@@ -87,6 +98,7 @@ func quickSettings() settings {
 		JetStreamBytes: 100_000, JetStreamRounds: 1, JetStreamCopyRepeat: 2,
 		DisaggBytes: []int64{4 << 20, 8 << 20}, DisaggWarmup: 200 * time.Millisecond, DisaggWindow: time.Second,
 		DisaggWriteBuffer: 1 << 20, DiskSample: 20 * time.Millisecond,
+		DistBytes: 100_000, DistRounds: 1, DistParallelism: 3, DistFrameBytes: 4 << 20,
 	}
 }
 

@@ -272,9 +272,11 @@ func TestQuickRunMeasuresEveryFigure(t *testing.T) {
 			}
 		}
 	}
+	checkQuickDistributed(t, s, rep.distributed)
 	var md bytes.Buffer
 	rep.render(&md)
-	for _, want := range []string{"### Targets", "### 1-2.", "### 3-4.", "#### Synchronous snapshot pause", "### 5. Scale", "#### Incremental", "### 6. Start-up", "### Memory", "### JetStream"} {
+	for _, want := range []string{"### Targets", "### 1-2.", "### 3-4.", "#### Synchronous snapshot pause", "### 5. Scale", "#### Incremental", "### 6. Start-up", "### Memory", "### JetStream",
+		"### Distributed mode", "| 27.7 | " + distTargetFigure + " |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("report lacks section %q", want)
 		}

@@ -152,16 +152,11 @@ func (b *bench) jetStream(ctx context.Context, deadline time.Time) (*jetStreamRe
 	if b.s.NATSServer == "" {
 		return nil, fmt.Errorf("no nats-server binary: set %s or -nats-server (make bench runs flowbench under scripts/with-nats.sh, which builds it)", natsServerEnv)
 	}
-	dir, err := freshDir(b.s.Work, "jetstream")
+	dir, srv, stop, err := b.phaseServer(ctx, "jetstream")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	srv, err := startNATS(ctx, b.s.NATSServer, filepath.Join(dir, "server"))
-	if err != nil {
-		return nil, err
-	}
-	defer srv.stop()
+	defer stop()
 	input := filepath.Join(dir, "input.txt")
 	if err := writeText(input, b.s.JetStreamBytes); err != nil {
 		return nil, err
@@ -254,7 +249,7 @@ func (b *bench) rawRound(ctx context.Context, srv *natsServer, js jetstream.JetS
 	// stream's partition subjects.
 	meter := startMeter(srv.pid)
 	for i := int64(0); i < rep; i++ {
-		if err := publishLines(ctx, js, "copy", lines); err != nil {
+		if err := publishLines(ctx, js, partitionSubjects("copy", jsPartitions), lines); err != nil {
 			return err
 		}
 	}
@@ -279,7 +274,7 @@ func (b *bench) rawRound(ctx context.Context, srv *natsServer, js jetstream.JetS
 	}
 
 	// The word counts' input, once over, untimed.
-	if err := publishLines(ctx, js, "in", lines); err != nil {
+	if err := publishLines(ctx, js, partitionSubjects("in", jsPartitions), lines); err != nil {
 		return err
 	}
 	if err := asyncErr(); err != nil {
@@ -382,14 +377,13 @@ func chainedBatches(ctx context.Context, js jetstream.JetStream, lines []string,
 	return nil
 }
 
-// publishLines publishes line i on partition subject prefix.(i mod jsPartitions),
-// asynchronously (nats.go's default window of 4000 unacknowledged publishes), and waits
-// until every acknowledgement is in.
-func publishLines(ctx context.Context, js jetstream.JetStream, prefix string, lines []string) error {
-	subjects := partitionSubjects(prefix)
+// publishLines publishes line i on subjects[i mod len(subjects)], asynchronously (nats.go's
+// default window of 4000 unacknowledged publishes), and waits until every acknowledgement
+// is in.
+func publishLines(ctx context.Context, js jetstream.JetStream, subjects []string, lines []string) error {
 	stall := []jetstream.PublishOpt{jetstream.WithStallWait(30 * time.Second)}
 	for i, line := range lines {
-		if _, err := js.PublishAsync(subjects[i%jsPartitions], []byte(line), stall...); err != nil {
+		if _, err := js.PublishAsync(subjects[i%len(subjects)], []byte(line), stall...); err != nil {
 			return fmt.Errorf("jetstream publish of line %d: %w", i+1, err)
 		}
 	}
@@ -408,9 +402,9 @@ func waitAcks(ctx context.Context, js jetstream.JetStream) error {
 	}
 }
 
-// partitionSubjects are prefix.0 .. prefix.<jsPartitions-1>.
-func partitionSubjects(prefix string) []string {
-	out := make([]string, jsPartitions)
+// partitionSubjects are prefix.0 .. prefix.<n-1>.
+func partitionSubjects(prefix string, n int) []string {
+	out := make([]string, n)
 	for i := range out {
 		out[i] = prefix + "." + strconv.Itoa(i)
 	}
@@ -596,6 +590,22 @@ type natsServer struct {
 	url     string
 	pid     int
 	version string
+}
+
+// phaseServer starts a phase's own nats-server, storing into a fresh directory name of
+// the work directory; stop stops the server and removes the directory.
+func (b *bench) phaseServer(ctx context.Context, name string) (dir string, srv *natsServer, stop func(), err error) {
+	if dir, err = freshDir(b.s.Work, name); err != nil {
+		return "", nil, nil, err
+	}
+	if srv, err = startNATS(ctx, b.s.NATSServer, filepath.Join(dir, "server")); err != nil {
+		os.RemoveAll(dir)
+		return "", nil, nil, err
+	}
+	return dir, srv, func() {
+		srv.stop()
+		os.RemoveAll(dir)
+	}, nil
 }
 
 // startNATS starts bin with its store in dir and waits until its JetStream answers.

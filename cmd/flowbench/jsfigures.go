@@ -124,14 +124,7 @@ func runWordCountFigure(ctx context.Context, r jetStreamRound, batch int) (stage
 	if err := figureStream(ctx, r.URL); err != nil {
 		return stageRuns{}, err
 	}
-	res, err := runRunner(ctx, r, "js-wordcount", fmt.Sprintf(`job.type: wordcount
-job.source: jetstream
-source.jetstream.stream: %s
-source.jetstream.bounded: true
-job.sink: jetstream
-sink.jetstream.stream: %s
-sink.jetstream.subject: %s
-%s`, r.InputStream, jsFigureStream, jsFigureSubject, batchKey(batch)))
+	res, err := runRunner(ctx, r, "js-wordcount", wordCountYAML(r.InputStream, jsFigureStream, jsFigureSubject)+batchKey(batch))
 	if err != nil {
 		return stageRuns{}, err
 	}
@@ -162,6 +155,19 @@ sink.jetstream.subject: %s
 	return res.round(r.Lines+n, r.Words), nil
 }
 
+// wordCountYAML is the configuration of the word count from stream in (bounded) to
+// subject of stream out through the exactly-once sink.
+func wordCountYAML(in, out, subject string) string {
+	return fmt.Sprintf(`job.type: wordcount
+job.source: jetstream
+source.jetstream.stream: %s
+source.jetstream.bounded: true
+job.sink: jetstream
+sink.jetstream.stream: %s
+sink.jetstream.subject: %s
+`, in, out, subject)
+}
+
 // figureStream creates the figures' output stream afresh.
 func figureStream(ctx context.Context, url string) error {
 	nc, err := nats.Connect(url)
@@ -177,8 +183,8 @@ func figureStream(ctx context.Context, url string) error {
 		Storage: jetstream.FileStorage, AllowAtomicPublish: true})
 }
 
-// readSubject reads every message of stream on subject with an ordered consumer, calling
-// each on its data in order, and returns how many there were.
+// readSubject reads every message of stream on subject (which may hold wildcards) with an
+// ordered consumer, calling each on its data in order, and returns how many there were.
 func readSubject(ctx context.Context, url, stream, subject string, each func([]byte)) (int64, error) {
 	nc, err := nats.Connect(url)
 	if err != nil {
@@ -189,17 +195,16 @@ func readSubject(ctx context.Context, url, stream, subject string, each func([]b
 	if err != nil {
 		return 0, err
 	}
+	want, err := subjectCount(ctx, js, stream, subject)
+	if err != nil {
+		return 0, fmt.Errorf("jetstream: %w", err)
+	}
+	if want == 0 {
+		return 0, nil
+	}
 	st, err := js.Stream(ctx, stream)
 	if err != nil {
 		return 0, fmt.Errorf("jetstream: stream %s: %w", stream, err)
-	}
-	info, err := st.Info(ctx, jetstream.WithSubjectFilter(subject))
-	if err != nil {
-		return 0, fmt.Errorf("jetstream: stream %s: %w", stream, err)
-	}
-	want := int64(info.State.Subjects[subject])
-	if want == 0 {
-		return 0, nil
 	}
 	cons, err := st.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{FilterSubjects: []string{subject}})
 	if err != nil {
@@ -255,17 +260,7 @@ func runRunner(ctx context.Context, r jetStreamRound, job, extra string) (runner
 		return runnerRun{}, fmt.Errorf("no runner binary or plugin directory (make build, -runner, -plugin-dir)")
 	}
 	cfg := filepath.Join(r.Work, job+".yaml")
-	yaml := fmt.Sprintf(`job.name: %s
-job.parallelism: 1
-state.backend.type: hashmap
-execution.checkpointing.storage: fsstorage
-execution.checkpointing.dir: file://%s
-execution.checkpointing.interval: %s
-nats.servers: %s
-restart-strategy.type: none
-rest.port: 0
-%s`, job, filepath.Join(r.Work, "checkpoints"), jsCheckpointInterval, r.URL, extra)
-	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte(runnerYAML(job, 1, r.Work, jsCheckpointInterval, r.URL, extra)), 0o644); err != nil {
 		return runnerRun{}, fmt.Errorf("%s config: %w", job, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
@@ -305,6 +300,21 @@ rest.port: 0
 		}
 	}
 	return res, nil
+}
+
+// runnerYAML is the configuration of a figure's runner: job at parallelism, the hashmap backend, checkpoints every interval into work/checkpoints,
+// NATS at url, no restart (a figure that fails fails its phase), plus extra.
+func runnerYAML(job string, parallelism int, work, interval, url, extra string) string {
+	return fmt.Sprintf(`job.name: %s
+job.parallelism: %d
+state.backend.type: hashmap
+execution.checkpointing.storage: fsstorage
+execution.checkpointing.dir: file://%s
+execution.checkpointing.interval: %s
+nats.servers: %s
+restart-strategy.type: none
+rest.port: 0
+%s`, job, parallelism, filepath.Join(work, "checkpoints"), interval, url, extra)
 }
 
 // childrenCPU is the user and system time of this process's children that have ended

@@ -6,12 +6,12 @@
 // plugins/builtin (never a plugin package directly), to run them in the benchmark's own
 // process beside the same plugins as processes.
 //
-// The jetstream phase starts a nats-server of its own: $FLOWSTATE_NATS_SERVER, or the
-// binary -nats-server names (make bench runs flowbench under scripts/with-nats.sh). The
-// disaggregated phase needs an S3 server: $FLOWSTATE_S3_ENDPOINT, which
-// scripts/with-s3.sh sets for the test server it starts (make bench runs under it too).
+// The jetstream and distributed phases start a nats-server of their own:
+// $FLOWSTATE_NATS_SERVER, or the binary -nats-server names (make bench runs flowbench under
+// scripts/with-nats.sh). The disaggregated phase needs an S3 server: $FLOWSTATE_S3_ENDPOINT,
+// which scripts/with-s3.sh sets for the test server it starts (make bench runs under it too).
 //
-//	flowbench [-quick] [-only throughput,wordcount,checkpoint,pause,scale,incremental,startup,memory,jetstream,disaggregated]
+//	flowbench [-quick] [-only throughput,wordcount,checkpoint,pause,scale,incremental,startup,memory,jetstream,disaggregated,distributed]
 //	          [-rounds N] [-state-mb N] [-memory-keys N,N...] [-disaggregated-gib N,N...] [-out docs/performance.md]
 //	          [-plugin-dir bin/plugins] [-runner bin/runner] [-nats-server PATH] [-s3-endpoint URL] [-cpuprofile FILE]
 package main
@@ -36,7 +36,7 @@ import (
 )
 
 // phases are the benchmark's parts, in the order they run.
-var phases = []string{"throughput", "wordcount", "checkpoint", "pause", "scale", "incremental", "startup", "memory", "jetstream", "disaggregated"}
+var phases = []string{"throughput", "wordcount", "checkpoint", "pause", "scale", "incremental", "startup", "memory", "jetstream", "disaggregated", "distributed"}
 
 func main() {
 	if spec := os.Getenv(restoreChildEnv); spec != "" {
@@ -55,11 +55,11 @@ func run(args []string) error {
 	runner := fs.String("runner", "bin/runner", "runner binary, for the start-up figure")
 	work := fs.String("work", filepath.Join(os.TempDir(), "flowbench"), "scratch directory, on the disk to measure")
 	quick := fs.Bool("quick", false, "tiny sizes: check that every figure runs, in seconds")
-	rounds := fs.Int("rounds", 0, "rounds of each comparison (0: 15 for the aggregate and word count, 5 for checkpoint and restore, 3 for jetstream; with -quick 2, and 1 for jetstream)")
+	rounds := fs.Int("rounds", 0, "rounds of each comparison (0: 15 for the aggregate and word count, 5 for checkpoint and restore, 3 for jetstream and distributed; with -quick 2, and 1 for jetstream and distributed)")
 	only := fs.String("only", strings.Join(phases, ","), "phases to run")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile of the benchmark process")
 	stateMB := fs.Int64("state-mb", 0, "state of the checkpoint, restore and pause figures in MiB (0: 1024, or 4 with -quick)")
-	natsServer := fs.String("nats-server", os.Getenv(natsServerEnv), "nats-server binary of the jetstream phase (default $"+natsServerEnv+")")
+	natsServer := fs.String("nats-server", os.Getenv(natsServerEnv), "nats-server binary of the jetstream and distributed phases (default $"+natsServerEnv+")")
 	memoryKeys := fs.String("memory-keys", "", "distinct keys of the memory figures, comma-separated (empty: 3000000, or 100000 with -quick); 3000000,30000000 adds the 30M figure (about 10 more minutes)")
 	disaggGiB := fs.String("disaggregated-gib", "", "state sizes of the disaggregated phase in GiB, comma-separated (empty: 1, or 4 and 8 MiB with -quick); 1,4,16 adds 4 and 16 GiB")
 	s3Endpoint := fs.String("s3-endpoint", os.Getenv(s3EndpointEnv), "S3 test server of the disaggregated phase (default $"+s3EndpointEnv+", which scripts/with-s3.sh sets)")
@@ -80,9 +80,10 @@ func run(args []string) error {
 		s = quickSettings()
 	}
 	if *rounds > 0 {
-		s.Rounds, s.JobRounds, s.JetStreamRounds = *rounds, *rounds, *rounds
+		s.Rounds, s.JobRounds, s.JetStreamRounds, s.DistRounds = *rounds, *rounds, *rounds, *rounds
 	}
 	s.NATSServer = *natsServer
+
 	if *stateMB > 0 {
 		s.StateBytes, s.PauseBytes = *stateMB<<20, *stateMB<<20
 	}
@@ -193,6 +194,16 @@ func (b *bench) runPhases(ctx context.Context, want map[string]bool) *report {
 	step("memory", func() (err error) { rep.memory, err = b.memory(ctx); return })
 	step("jetstream", func() (err error) { rep.jetStream, err = b.jetStream(ctx, b.deadline(1.0)); return })
 	step("disaggregated", func() (err error) { rep.disagg, err = b.disaggregated(ctx); return })
+	// The distributed phase comes last, and its rounds take a minute or more: it adds rounds
+	// until the budget is spent, and for at least a third of the budget from its start.
+	step("distributed", func() (err error) {
+		deadline := b.deadline(1.0)
+		if own := time.Now().Add(b.s.Budget / 3); own.After(deadline) {
+			deadline = own
+		}
+		rep.distributed, err = b.distributed(ctx, deadline)
+		return
+	})
 	rep.elapsed = time.Since(b.start)
 	rep.machine.LoadEnd = loadAverage()
 	return rep

@@ -34,8 +34,10 @@ type report struct {
 	memory     []memoryPoint
 	jetStream  *jetStreamResult
 	disagg     *disaggResult
-	ran        map[string]bool  // the phases asked for
-	failures   map[string]error // phase name -> why it has no figures
+	// distributed is the distributed phase (issue 27).
+	distributed *distResult
+	ran         map[string]bool  // the phases asked for
+	failures    map[string]error // phase name -> why it has no figures
 }
 
 // render writes the generated markdown.
@@ -53,6 +55,7 @@ func (r *report) render(w io.Writer) {
 	r.renderStartup(w)
 	r.renderMemory(w)
 	r.renderJetStream(w)
+	r.renderDistributed(w)
 	if len(r.failures) > 0 && (len(r.failures) > 1 || r.failures["disaggregated"] == nil) {
 		p("### Phases that failed\n\n")
 		for name, err := range r.failures {
@@ -139,6 +142,10 @@ func (r *report) targets() []targetRow {
 			add(f.item, fmt.Sprintf("%s / %s", f.figure, rawStageNames[f.against]), "%.2fx", v, x.worst(f), atLeast(v, f.goal, fmt.Sprintf(">= %.1fx", f.goal)))
 		}
 	}
+	if x := r.distributed; x != nil {
+		v := x.ratio("d1")
+		add("27.7", distTargetFigure, "%.2fx", v, x.worst("d1"), atLeast(v, distGoal, fmt.Sprintf(">= %.1fx", distGoal)))
+	}
 	if x := r.pause; x != nil {
 		p99 := percentile(durationsMs(x.pauses), 99)
 		add("7.3", "synchronous snapshot pause p99, hashmap plugin (worst: the longest pause)", "%.2f ms", p99, maxOf(durationsMs(x.pauses)), atMost(p99, 50, "<= 50 ms"))
@@ -148,7 +155,7 @@ func (r *report) targets() []targetRow {
 
 func (r *report) renderTargets(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("### Targets\n\nEach target holds the median over the rounds; the worst round is the lowest round (the highest, for figures that must stay low) beside it. Items 17.x are issue 17's, 7.x issue 7's, 26.x issue 26's.\n\n")
+	p("### Targets\n\nEach target holds the median over the rounds; the worst round is the lowest round (the highest, for figures that must stay low) beside it. Items 17.x are issue 17's, 7.x issue 7's, 26.x issue 26's, 27.x issue 27's.\n\n")
 	p("| # | figure | median | worst round | target | verdict |\n|---|---|---|---|---|---|\n")
 	for _, t := range r.targets() {
 		p("| %s | %s | %s | %s | %s | %s |\n", t.item, t.figure, t.median, t.worst, t.goal.text, t.goal.verdict())

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/flowstate/flowstate/internal/procmem"
 	"github.com/flowstate/flowstate/plugins/builtin"
 	"github.com/flowstate/flowstate/runtime/builtins"
 	"github.com/flowstate/flowstate/runtime/checkpoint"
@@ -229,33 +229,10 @@ func rusageCPU(who int) time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// clockTicks is USER_HZ, the unit of /proc/PID/stat times (100 on Linux).
-const clockTicks = 100
-
 // processCPU is the user and system time of process pid so far (0 if unknown).
 func processCPU(pid int) time.Duration {
-	if pid <= 0 {
-		return 0
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0
-	}
-	// pid (comm) state ppid ... : utime and stime are fields 14 and 15.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0
-	}
-	return time.Duration(u+s) * time.Second / clockTicks
+	d, _ := procmem.CPU(pid)
+	return d
 }
 
 // freshDir returns an empty directory under root.

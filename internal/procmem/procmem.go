@@ -1,6 +1,7 @@
-// Package procmem samples the peak resident memory (VmHWM in /proc/PID/status) of a
-// process and of the processes it starts, such as a runner and its plugins, for the memory
-// figures of flowbench and the tests that bound them. It reads Linux's /proc.
+// Package procmem samples the peak resident memory (VmHWM in /proc/PID/status) and the CPU
+// time (/proc/PID/stat) of a process and of the processes it starts, such as a runner and
+// its plugins, for the memory and CPU figures of flowbench and the tests that bound them.
+// It reads Linux's /proc.
 //
 // It imports only the standard library, nothing of this repository: it measures processes
 // from the outside and knows nothing of what they run.
@@ -18,14 +19,19 @@ import (
 	"time"
 )
 
-// Peak is the peak resident memory of one process.
+// Peak is the peak resident memory of one process, and its CPU time at the last sample.
 type Peak struct {
 	PID   int
 	Name  string // base name of the executable
 	Bytes int64  // VmHWM: the most memory the process ever had resident
+	// CPU is the user and system time the process had used at the last sample that saw it
+	// (its own, not its children's): like VmHWM it only grows, so it misses only what the
+	// process used within an interval of its exit.
+	CPU time.Duration
 }
 
-// Watcher samples the peak resident memory of a process and its children until stopped.
+// Watcher samples the peak resident memory and the CPU time of a process and its children
+// until stopped.
 type Watcher struct {
 	root  int
 	every time.Duration
@@ -59,7 +65,7 @@ func (w *Watcher) loop() {
 	}
 }
 
-// sample reads VmHWM of the root and of every descendant alive.
+// sample reads VmHWM and the CPU time of the root and of every descendant alive.
 func (w *Watcher) sample() {
 	for _, pid := range tree(w.root) {
 		p, ok := read(pid)
@@ -67,15 +73,16 @@ func (w *Watcher) sample() {
 			continue
 		}
 		w.mu.Lock()
-		if p.Bytes > w.peaks[pid].Bytes {
-			w.peaks[pid] = p
+		if old, seen := w.peaks[pid]; seen {
+			p.Bytes, p.CPU = max(p.Bytes, old.Bytes), max(p.CPU, old.CPU)
 		}
+		w.peaks[pid] = p
 		w.mu.Unlock()
 	}
 }
 
-// Stop takes a last sample, stops sampling and returns the peak of every process seen,
-// ordered by name, then pid.
+// Stop takes a last sample, stops sampling and returns the peak (and the CPU time) of
+// every process seen, ordered by name, then pid.
 func (w *Watcher) Stop() []Peak {
 	close(w.stop)
 	<-w.done
@@ -127,8 +134,8 @@ func tree(pid int) []int {
 	return out
 }
 
-// read returns the name and VmHWM of process pid; false when it is gone or a zombie
-// (whose status has no VmHWM).
+// read returns the name, VmHWM and CPU time of process pid; false when it is gone or a
+// zombie (whose status has no VmHWM).
 func read(pid int) (Peak, bool) {
 	dir := filepath.Join("/proc", strconv.Itoa(pid))
 	exe, err := os.Readlink(filepath.Join(dir, "exe"))
@@ -149,7 +156,42 @@ func read(pid int) (Peak, bool) {
 		if err != nil {
 			return Peak{}, false
 		}
-		return Peak{PID: pid, Name: filepath.Base(strings.TrimSuffix(exe, " (deleted)")), Bytes: kb << 10}, true
+		cpu, ok := CPU(pid)
+		if !ok {
+			return Peak{}, false
+		}
+		return Peak{PID: pid, Name: filepath.Base(strings.TrimSuffix(exe, " (deleted)")), Bytes: kb << 10, CPU: cpu}, true
 	}
 	return Peak{}, false
+}
+
+// clockTicks is USER_HZ, the unit of the times in /proc/PID/stat (100 on Linux).
+const clockTicks = 100
+
+// CPU returns the user and system time process pid has used so far, its own (not its
+// children's), from /proc/PID/stat; false when the process is gone.
+func CPU(pid int) (time.Duration, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return 0, false
+	}
+	// pid (comm) state ppid ...: utime and stime are fields 14 and 15, the 12th and 13th
+	// after the command's closing parenthesis (the command may hold spaces and parentheses).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	u, err1 := strconv.ParseInt(f[11], 10, 64)
+	s, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, false
+	}
+	return time.Duration(u+s) * time.Second / clockTicks, true
 }
