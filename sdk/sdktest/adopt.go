@@ -97,7 +97,7 @@ func adoptedFileChecks(t *testing.T, factory BackendFactory) {
 	m := make(Model)
 	streams := NewAdoptingStreams()
 	for id := int64(1); id <= 2; id++ {
-		Fill(t, kb, m, p.KeyGroups, 20000, fmt.Sprintf("v%d", id))
+		Fill(t, kb, m, p.KeyGroups, 50000, fmt.Sprintf("v%d", id))
 		frozen := m.Clone()
 		opts := sdk.SnapshotOptions{CheckpointID: id}
 		before := streams.Adopted()
