@@ -45,14 +45,14 @@ type cache struct {
 
 // entry is one cached object.
 type entry struct {
-	key    string // the object's URI
-	path   string
-	size   int64
-	refs   int
-	elem   *list.Element // in idle when refs == 0
-	ready  chan struct{} // closed when the download ended (err says how)
-	err    error
-	gone   bool // removed from entries: its file goes when the last reader closes
+	key   string // the object's URI
+	path  string
+	size  int64
+	refs  int
+	elem  *list.Element // in idle when refs == 0
+	ready chan struct{} // closed when the download ended (err says how)
+	err   error
+	gone  bool // removed from entries: its file goes when the last reader closes
 }
 
 // newCache returns a cache in dir (created), bounded by bound bytes.

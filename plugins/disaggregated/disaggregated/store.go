@@ -401,4 +401,3 @@ func storageCause(err error) error {
 	}
 	return err
 }
-
