@@ -1,0 +1,136 @@
+package disaggregated
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	goleveldberrors "github.com/syndtr/goleveldb/leveldb/errors"
+	"github.com/syndtr/goleveldb/leveldb/util"
+
+	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/sdktest"
+)
+
+// errUnreachable is the failure of every call of a flakyRemote that is down.
+var errUnreachable = errors.New("dial tcp 127.0.0.1:9000: connect: connection refused (injected)")
+
+// flakyRemote is a Remote that fails every call while it is down, as an object store that
+// stopped answering does, and counts the calls that failed.
+type flakyRemote struct {
+	Remote
+	down   atomic.Bool
+	failed atomic.Int64 // calls refused while down
+}
+
+func (r *flakyRemote) fail(op, name string) error {
+	r.failed.Add(1)
+	return fmt.Errorf("%s object %s in %s: %w", op, name, r, errUnreachable)
+}
+
+func (r *flakyRemote) Create(ctx context.Context, name string, src io.Reader, size int64) error {
+	if r.down.Load() {
+		return r.fail("create", name)
+	}
+	return r.Remote.Create(ctx, name, src, size)
+}
+
+func (r *flakyRemote) Open(ctx context.Context, name string) (io.ReadCloser, error) {
+	if r.down.Load() {
+		return nil, r.fail("open", name)
+	}
+	return r.Remote.Open(ctx, name)
+}
+
+func (r *flakyRemote) Size(ctx context.Context, name string) (int64, error) {
+	if r.down.Load() {
+		return 0, r.fail("size of", name)
+	}
+	return r.Remote.Size(ctx, name)
+}
+
+func (r *flakyRemote) List(ctx context.Context, prefix string) ([]string, error) {
+	if r.down.Load() {
+		return nil, r.fail("list", prefix)
+	}
+	return r.Remote.List(ctx, prefix)
+}
+
+func (r *flakyRemote) Delete(ctx context.Context, name string) error {
+	if r.down.Load() {
+		return r.fail("delete", name)
+	}
+	return r.Remote.Delete(ctx, name)
+}
+
+// waitFor waits, up to a minute, until cond holds, failing t with what otherwise.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after a minute: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestStoreUnreachable stops the remote store in the middle of a backend's life and
+// starts it again, in one process: a restore while it is down fails naming a table, a read
+// fails with the store's error (not as corruption), and a compaction that cannot reach its
+// tables fails with it too and is tried again in the background (goleveldb waits 1 s, then
+// doubles up to 8 s) instead of breaking the database for good (goleveldb takes a corrupt
+// table as a persistent error; Flink's FLINK-41742 is that kind of breakage). Once the
+// store answers, the same backend restores, a compaction succeeds, writes and reads go on,
+// and a checkpoint restores to the exact state.
+func TestStoreUnreachable(t *testing.T) {
+	remote := fileTestStore(t)
+	p := sdktest.Params("op", 0, 1)
+	src := sdktest.OpenKeyed(t, testBackend(t, remote, "64mb"), p)
+	m := sdktest.Model{}
+	sdktest.Fill(t, src, m, p.KeyGroups, 60000, "v1")
+	settle(t, src) // one settled level: opening the restored database reads no table
+	streams := newAdoptingStreams(t, remote)
+	hs := snapshotTo(t, src, sdk.SnapshotOptions{CheckpointID: 1}, streams)
+
+	b := testBackend(t, remote, "0") // no table stays cached once closed: reads fetch
+	flaky := &flakyRemote{Remote: b.remote}
+	b.remote = flaky
+	flaky.down.Store(true)
+	kb := sdktest.OpenKeyed(t, b, p)
+	err := kb.Restore(bg, hs, streams)
+	if err == nil || !errors.Is(err, errUnreachable) || !strings.Contains(err.Error(), "table ") {
+		t.Fatalf("restore with the store down: %v, want the store's error naming a table", err)
+	}
+	kb.Close()
+	flaky.down.Store(false)
+	kb = sdktest.OpenRestored(t, b, p, hs, streams) // what the restart strategy's next attempt does
+	sdktest.Fill(t, kb, m, p.KeyGroups, 30000, "v2") // keys 0..29999 again: a newer level
+
+	flaky.down.Store(true)
+	const inTable = 59999 // written by v1 alone: in the restored table, not opened yet
+	_, err = kb.Get(bg, [][]byte{sdktest.NumberedKey(p.KeyGroups.Start+inTable%(p.KeyGroups.End-p.KeyGroups.Start), inTable)})
+	if err == nil || !errors.Is(err, errUnreachable) || errors.Is(err, sdk.ErrCorrupt) || errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("read with the store down: %v, want the store's error, not corruption", err)
+	}
+	db := kb.(*keyed).parts[0].db
+	err = db.CompactRange(util.Range{})
+	if err == nil || !errors.Is(err, errUnreachable) || goleveldberrors.IsCorrupted(err) {
+		t.Fatalf("a compaction with the store down: %v, want the store's error, not corruption", err)
+	}
+	before := flaky.failed.Load()
+	waitFor(t, "goleveldb did not try the compaction again while the store was down", func() bool { return flaky.failed.Load() >= before+2 })
+	flaky.down.Store(false)
+	waitFor(t, "the compaction never succeeded once the store was back", func() bool { return db.CompactRange(util.Range{}) == nil })
+	sdktest.CheckContents(t, kb, m)
+	sdktest.Fill(t, kb, m, p.KeyGroups, 60000, "v3")
+	settle(t, kb)
+	hs2 := snapshotTo(t, kb, sdk.SnapshotOptions{CheckpointID: 2}, streams)
+	sdktest.CheckContents(t, sdktest.OpenRestored(t, testBackend(t, remote, "1mb"), p, hs2, streams), m)
+}
