@@ -110,7 +110,7 @@ func TestStoreUnreachable(t *testing.T) {
 	}
 	kb.Close()
 	flaky.down.Store(false)
-	kb = sdktest.OpenRestored(t, b, p, hs, streams) // what the restart strategy's next attempt does
+	kb = sdktest.OpenRestored(t, b, p, hs, streams)  // what the restart strategy's next attempt does
 	sdktest.Fill(t, kb, m, p.KeyGroups, 30000, "v2") // keys 0..29999 again: a newer level
 
 	flaky.down.Store(true)
