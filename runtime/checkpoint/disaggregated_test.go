@@ -241,4 +241,3 @@ func TestRetentionReclaimsAdoptedTables(t *testing.T) {
 	again := sdktest.OpenRestored(t, r.backend(), r.p, last.Metadata.Operators[0].Subtasks[0].Keyed, checkpoint.Reader{Access: r.access})
 	sdktest.CheckContents(t, again, atLast)
 }
-
