@@ -214,15 +214,19 @@ func (w *cutWriter) Sync() error {
 func (w *cutWriter) Close() error { return w.w.Close() }
 
 // tableWriter writes a new table to a file in the cache directory and, when goleveldb
-// closes it, uploads it to the remote store (conditionally: the name is new) and hands the
-// file to the cache.
+// syncs it (once, when the table is complete), uploads it to the remote store
+// (conditionally: the name is new) and hands the file to the cache. The upload is in Sync,
+// not Close, because goleveldb ignores the error of a table's Close but not of its Sync: a
+// failed upload then fails the flush or compaction, which goleveldb tries again, instead of
+// a version that names a table the store never got.
 type tableWriter struct {
-	s    *store
-	fd   storage.FileDesc
-	f    *os.File
-	crc  hash32
-	size int64
-	done bool
+	s      *store
+	fd     storage.FileDesc
+	f      *os.File
+	crc    hash32
+	size   int64
+	synced bool // uploaded and cached
+	closed bool // the file is closed
 }
 
 // hash32 is the part of hash.Hash32 tableWriter uses.
@@ -232,22 +236,27 @@ type hash32 interface {
 }
 
 func (w *tableWriter) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, fmt.Errorf("write table %s: %w", w.fd, os.ErrClosed)
+	}
 	n, err := w.f.Write(p)
 	w.crc.Write(p[:n])
 	w.size += int64(n)
 	return n, err
 }
 
-// Sync does nothing: the upload at Close is what makes a table durable.
-func (w *tableWriter) Sync() error { return nil }
-
-func (w *tableWriter) Close() error {
-	if w.done {
+// Sync uploads the table and registers it with the store. goleveldb calls it once the
+// table is written whole, then closes the writer.
+func (w *tableWriter) Sync() error {
+	if w.synced {
 		return nil
 	}
-	w.done = true
+	if w.closed {
+		return fmt.Errorf("sync table %s: %w", w.fd, os.ErrClosed)
+	}
 	s := w.s
 	tmp := w.f.Name()
+	w.closed = true
 	if err := w.f.Close(); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write table %s: %w", w.fd, err)
@@ -257,11 +266,22 @@ func (w *tableWriter) Close() error {
 		os.Remove(tmp)
 		return err
 	}
+	w.synced = true
 	t := &table{num: w.fd.Num, remote: s.remote, object: object, size: w.size, crc: w.crc.Sum32(), owned: true, live: true, pending: map[int64]bool{}}
 	s.mu.Lock()
 	s.tables[t.num] = t
 	s.mu.Unlock()
 	return s.cache.add(s.remote, object, tmp, w.size)
+}
+
+// Close removes the file of a table that was never synced (goleveldb dropped it).
+func (w *tableWriter) Close() error {
+	if !w.closed {
+		w.closed = true
+		w.f.Close()
+		os.Remove(w.f.Name())
+	}
+	return nil
 }
 
 // upload creates a new object of the store, <prefix><base>.ldb, from the file at path, and
