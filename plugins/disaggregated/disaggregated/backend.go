@@ -47,7 +47,9 @@ func (b *Backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: Name
 // DefaultLocalDir()), "cache-size" (default 256mb), "block-cache-size" and
 // "write-buffer-size" (human sizes such as "64mb"), and for an s3:// remote the s3.*
 // options. It creates the working and remote directories, or checks that the remote bucket
-// answers; a remote it cannot use is an *sdk.OptionError naming "remote".
+// answers; a remote it cannot use is an *sdk.OptionError naming "remote", but a bucket
+// whose store does not answer is an error of its own, which the restart strategy may
+// outlast.
 func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
 	c, remote, err := parseOptions(ctx, opts)
 	if err != nil {
@@ -70,7 +72,7 @@ func (b *Backend) setup() (config, Remote, *cache, error) {
 	if b.remote == nil {
 		r, err := openRemote(context.Background(), b.cfg.remote, b.cfg.s3)
 		if err != nil {
-			return b.cfg, nil, nil, &sdk.OptionError{Option: OptionRemote, Value: redacted(b.cfg.remote), Err: err}
+			return b.cfg, nil, nil, remoteError(b.cfg.remote, err)
 		}
 		b.remote = r
 	}
@@ -133,14 +135,19 @@ func (b *Backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 
 // dbOptions are the goleveldb options of a keyed backend's database. NoSync is false so
 // that goleveldb syncs its manifest after each record, which the store takes as the record
-// boundary a snapshot may cut at; the store's Sync calls no fsync.
+// boundary a snapshot may cut at; the store's Sync calls no fsync. A batch larger than the
+// write buffer goes through the memtable like any other (DisableLargeBatchTransaction):
+// goleveldb's own path for it, a transaction, keeps the database's write lock when the
+// flush before it fails, so that one failed table write (the store unreachable) blocked
+// every later write, and Close, for good.
 func dbOptions(c config) *opt.Options {
 	return &opt.Options{
-		BlockCacheCapacity:     c.blockCacheSize,
-		WriteBuffer:            c.writeBufferSize,
-		CompactionTableSize:    4 << 20,
-		Filter:                 filter.NewBloomFilter(10),
-		OpenFilesCacheCapacity: openFiles,
+		BlockCacheCapacity:           c.blockCacheSize,
+		WriteBuffer:                  c.writeBufferSize,
+		CompactionTableSize:          4 << 20,
+		Filter:                       filter.NewBloomFilter(10),
+		OpenFilesCacheCapacity:       openFiles,
+		DisableLargeBatchTransaction: true,
 	}
 }
 

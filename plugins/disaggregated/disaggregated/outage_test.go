@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	goleveldb "github.com/syndtr/goleveldb/leveldb"
 	goleveldberrors "github.com/syndtr/goleveldb/leveldb/errors"
 	"github.com/syndtr/goleveldb/leveldb/util"
 
@@ -18,8 +20,8 @@ import (
 	"github.com/flowstate/flowstate/sdk/sdktest"
 )
 
-// errUnreachable is the failure of every call of a flakyRemote that is down.
-var errUnreachable = errors.New("dial tcp 127.0.0.1:9000: connect: connection refused (injected)")
+// errInjected is the failure of every call of a flakyRemote that is down.
+var errInjected = errors.New("dial tcp 127.0.0.1:9000: connect: connection refused (injected)")
 
 // flakyRemote is a Remote that fails every call while it is down, as an object store that
 // stopped answering does, and counts the calls that failed.
@@ -31,7 +33,7 @@ type flakyRemote struct {
 
 func (r *flakyRemote) fail(op, name string) error {
 	r.failed.Add(1)
-	return fmt.Errorf("%s object %s in %s: %w", op, name, r, errUnreachable)
+	return fmt.Errorf("%s object %s in %s: %w", op, name, r, errInjected)
 }
 
 func (r *flakyRemote) Create(ctx context.Context, name string, src io.Reader, size int64) error {
@@ -105,7 +107,7 @@ func TestStoreUnreachable(t *testing.T) {
 	flaky.down.Store(true)
 	kb := sdktest.OpenKeyed(t, b, p)
 	err := kb.Restore(bg, hs, streams)
-	if err == nil || !errors.Is(err, errUnreachable) || !strings.Contains(err.Error(), "table ") {
+	if err == nil || !errors.Is(err, errInjected) || !strings.Contains(err.Error(), "table ") {
 		t.Fatalf("restore with the store down: %v, want the store's error naming a table", err)
 	}
 	kb.Close()
@@ -116,12 +118,12 @@ func TestStoreUnreachable(t *testing.T) {
 	flaky.down.Store(true)
 	const inTable = 59999 // written by v1 alone: in the restored table, not opened yet
 	_, err = kb.Get(bg, [][]byte{sdktest.NumberedKey(p.KeyGroups.Start+inTable%(p.KeyGroups.End-p.KeyGroups.Start), inTable)})
-	if err == nil || !errors.Is(err, errUnreachable) || errors.Is(err, sdk.ErrCorrupt) || errors.Is(err, fs.ErrNotExist) {
+	if err == nil || !errors.Is(err, errInjected) || errors.Is(err, sdk.ErrCorrupt) || errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("read with the store down: %v, want the store's error, not corruption", err)
 	}
 	db := kb.(*keyed).parts[0].db
 	err = db.CompactRange(util.Range{})
-	if err == nil || !errors.Is(err, errUnreachable) || goleveldberrors.IsCorrupted(err) {
+	if err == nil || !errors.Is(err, errInjected) || goleveldberrors.IsCorrupted(err) {
 		t.Fatalf("a compaction with the store down: %v, want the store's error, not corruption", err)
 	}
 	before := flaky.failed.Load()
@@ -134,7 +136,7 @@ func TestStoreUnreachable(t *testing.T) {
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, errUnreachable) || time.Now().After(deadline) {
+		if !errors.Is(err, errInjected) || time.Now().After(deadline) {
 			t.Fatalf("a compaction once the store was back: %v", err)
 		}
 	}
@@ -143,4 +145,63 @@ func TestStoreUnreachable(t *testing.T) {
 	settle(t, kb)
 	hs2 := snapshotTo(t, kb, sdk.SnapshotOptions{CheckpointID: 2}, streams)
 	sdktest.CheckContents(t, sdktest.OpenRestored(t, testBackend(t, remote, "1mb"), p, hs2, streams), m)
+}
+
+// within runs f and fails t when it has not returned within a minute.
+func within(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(time.Minute):
+		t.Fatalf("%s blocked for a minute", what)
+		return nil
+	}
+}
+
+// TestLargeWriteDuringOutage: a batch larger than the write buffer, written while the
+// store is down, fails with the store's error, and so does the next, instead of blocking
+// (goleveldb's own path for such batches, a transaction, kept the database's write lock
+// when the flush before it failed: every later write and Close then blocked for good);
+// once the store is back the database takes writes and closes.
+func TestLargeWriteDuringOutage(t *testing.T) {
+	root := t.TempDir()
+	inner, err := openRemote(bg, "file://"+filepath.Join(root, "remote"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flaky := &flakyRemote{Remote: inner}
+	c, err := newCache(filepath.Join(root, "cache"), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, st, err := openDB(filepath.Join(root, "db"), flaky, c, "t/", nil, nil, config{writeBufferSize: 64 << 10, blockCacheSize: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for i := range 100 {
+		if err := db.Put([]byte(fmt.Sprintf("k%05d", i)), value(i), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := new(goleveldb.Batch) // about 250 KiB, four times the write buffer
+	for i := range 5000 {
+		big.Put([]byte(fmt.Sprintf("big%05d", i)), value(i)[:40])
+	}
+	flaky.down.Store(true)
+	for i := range 2 {
+		if err := within(t, fmt.Sprintf("large write %d with the store down", i), func() error { return db.Write(big, nil) }); err != nil && !errors.Is(err, errInjected) {
+			t.Fatalf("large write %d with the store down: %v, want the store's error or none", i, err)
+		}
+	}
+	flaky.down.Store(false)
+	waitFor(t, "no write succeeded once the store was back", func() bool {
+		return within(t, "a write once the store was back", func() error { return db.Write(big, nil) }) == nil
+	})
+	if err := within(t, "Close", db.Close); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -185,6 +185,12 @@ func (kb *keyed) checkTables(ctx context.Context, l *layout, files map[string]sd
 		go func() {
 			defer wg.Done()
 			for ti := range todo {
+				mu.Lock()
+				failed := first != nil
+				mu.Unlock()
+				if failed {
+					continue // one missing table refuses the checkpoint
+				}
 				n, err := ti.remote.Size(ctx, ti.Object)
 				if err == nil && n != ti.Size {
 					err = fmt.Errorf("table %s in %s has %d bytes, the checkpoint says %d: %w", ti.Object, ti.remote, n, ti.Size, sdk.ErrCorrupt)

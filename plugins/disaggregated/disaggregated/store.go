@@ -350,16 +350,18 @@ func (s *store) Close() error {
 	return errors.Join(s.deleteTables(del), s.local.Close())
 }
 
-// deleteTables deletes the remote objects of tables and their cached files.
+// deleteTables deletes the remote objects of tables and their cached files. It stops at
+// the first object its store fails to delete (the store is likely down, and each request
+// may take the client's retries): those left stay on the store unused, which never loses
+// anything.
 func (s *store) deleteTables(tables []*table) error {
-	var errs []error
-	for _, t := range tables {
+	for i, t := range tables {
 		s.cache.drop(t.remote, t.object)
 		if err := t.remote.Delete(context.Background(), t.object); err != nil {
-			errs = append(errs, fmt.Errorf("delete unused table %s: %w", t.object, err))
+			return fmt.Errorf("delete unused table %s (%d more left unused on the store): %w", t.object, len(tables)-1-i, err)
 		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // takeCut copies the manifest and journals while no record is being written to them, and
