@@ -101,16 +101,7 @@ func adoptedFileChecks(t *testing.T, factory BackendFactory) {
 		frozen := m.Clone()
 		opts := sdk.SnapshotOptions{CheckpointID: id}
 		before := streams.Adopted()
-		snap := startSnapshot(t, kb, opts)
-		handles, err := snap.Write(context.Background(), streams)
-		snap.Release()
-		if err != nil {
-			t.Fatalf("Snapshot(%+v).Write to adopting streams: %v", opts, err)
-		}
-		if n := streams.OpenStreams(); n != 0 {
-			t.Errorf("Snapshot(%+v).Write returned with %d streams neither closed nor turned into a handle", opts, n)
-		}
-		checkHandles(t, handles, p)
+		handles := finishSnapshot(t, startSnapshot(t, kb, opts), p, opts, streams)
 		referenced := map[string]bool{}
 		for _, h := range handles {
 			for _, f := range h.Files {

@@ -152,17 +152,9 @@ func (a *adoptingStreams) Open(ctx context.Context, h sdk.StreamStateHandle) (io
 	return sdktest.NewVerifyingReader(rc, h), nil
 }
 
-// snapshotTo takes a snapshot of kb with opts and writes it to streams.
-func snapshotTo(t *testing.T, kb sdk.KeyedStateBackend, opts sdk.SnapshotOptions, streams sdk.CheckpointStreamFactory) []sdk.KeyedStateHandle {
+// snapshotTo takes a snapshot of kb with opts and writes it to streams
+// (sdktest.TakeSnapshot, with kb's own parameters).
+func snapshotTo(t *testing.T, kb sdk.KeyedStateBackend, opts sdk.SnapshotOptions, streams sdktest.SnapshotStreams) []sdk.KeyedStateHandle {
 	t.Helper()
-	snap, err := kb.Snapshot(bg, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer snap.Release()
-	hs, err := snap.Write(bg, streams)
-	if err != nil {
-		t.Fatalf("Snapshot(%+v).Write: %v", opts, err)
-	}
-	return hs
+	return sdktest.TakeSnapshot(t, kb, kb.(*keyed).params, opts, streams)
 }
