@@ -31,8 +31,8 @@ import "context"
 //
 // An access served by a plugin process implements it exactly when the plugin's access
 // does, and so do the streams of a snapshot in a plugin process when the runner's do.
-// sdk/dirstorage (so fsstorage, and jmstorage with a dir) adopts files on the medium of its
-// checkpoint directory.
+// sdk/dirstorage (so fsstorage) adopts files on the medium of its checkpoint directory;
+// jmstorage adopts none.
 type RemoteFileAdopter interface {
 	// AdoptRemoteFiles takes over files, each given by its URI as Ref (s3://bucket/key,
 	// file:///absolute/path), its Size and the CRC-32C of its bytes as Checksum. It returns,

@@ -18,12 +18,14 @@ import (
 
 // store is the goleveldb storage (storage.Storage) of one database: its journals, manifests
 // and CURRENT file stay in a local directory (goleveldb's own file storage), and its table
-// files (.ldb, written once and never changed) live on the remote store, uploaded when
-// goleveldb closes them and read through the cache.
+// files (.ldb, written once and never changed) live on remote stores (the tables it writes
+// on its own, uploaded when goleveldb syncs them; restored ones where their checkpoint
+// lists them), read through the cache.
 //
-// It also keeps who uses each remote table (the ownership rule of the package doc): the
-// live database, the snapshots written and not yet complete or aborted, and the completed
-// checkpoints. It deletes a remote table only when it created it and nothing uses it.
+// It also keeps who uses each remote table (the ownership rules of the package doc, in
+// tables.go): the live database, the snapshots written and not yet complete or aborted,
+// and the completed checkpoints. It deletes a remote table only when it created it and
+// nothing uses it.
 type store struct {
 	local  storage.Storage // goleveldb's file storage of dir
 	dir    string
