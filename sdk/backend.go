@@ -49,8 +49,14 @@ func (r KeyGroupRange) Intersects(o KeyGroupRange) bool { return r.Start < o.End
 // String formats r as "[start,end)".
 func (r KeyGroupRange) String() string { return fmt.Sprintf("[%d,%d)", r.Start, r.End) }
 
-// KeyGroupPrefixLen is the length of the key group prefix every state key starts with.
-const KeyGroupPrefixLen = 2
+// The constants of keyed state every backend shares.
+const (
+	// KeyGroupPrefixLen is the length of the key group prefix every state key starts with.
+	KeyGroupPrefixLen = 2
+	// FormatCanonical is the format of full snapshots that every backend can restore: the
+	// stream written by package sdk/kvstream.
+	FormatCanonical = "flowstate-kv-v1"
+)
 
 // KeyGroupOf returns the key group a state key belongs to: every key the runner writes
 // starts with its key group as a big-endian uint16. It returns -1 for a key shorter than
@@ -110,8 +116,9 @@ type KeyedStateBackend interface {
 	// snapshot.
 	Snapshot(ctx context.Context, opts SnapshotOptions) (Snapshot, error)
 	// Restore loads state from the handles of earlier snapshots into this (empty) backend,
-	// keeping only the keys of its own key groups. It reads every file of each handle. Handles may come from another backend
-	// when their Format is FormatCanonical. It returns an error wrapping ErrUnsupported for
+	// keeping only the keys of its own key groups. It reads every file of each handle, but
+	// the files adopted in place (RemoteFileAdopter), which it may open where they are.
+	// Handles may come from another backend when their Format is FormatCanonical. It returns an error wrapping ErrUnsupported for
 	// a format it cannot read.
 	Restore(ctx context.Context, handles []KeyedStateHandle, state StateReader) error
 	// NotifyCheckpointComplete tells the backend that a checkpoint it took part in is
@@ -147,10 +154,6 @@ type Snapshot interface {
 	// it.
 	Release()
 }
-
-// FormatCanonical is the format of full snapshots that every backend can restore: the
-// stream written by package sdk/kvstream.
-const FormatCanonical = "flowstate-kv-v1"
 
 // KeyedStateHandle points to the snapshot of some key groups of one keyed backend.
 type KeyedStateHandle struct {

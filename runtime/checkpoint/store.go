@@ -31,6 +31,14 @@ type Completed struct {
 //     backend builds on the newest checkpoint it was told completed; a snapshot taken just
 //     before that notification arrived still references the files of the checkpoint
 //     before, which retention may just have disposed.
+//
+// Files a backend had the storage adopt (sdk.RemoteFileAdopter, see Adopting) are shared
+// streams too, with one more rule: until a checkpoint that references them completes they
+// are the live backend's, so the discard of a failed checkpoint leaves them alone, and
+// only once the attempt ended (DiscardDeferred) are those no retained checkpoint references
+// discarded. Once one is referenced by a completed checkpoint, retention alone decides,
+// as for any shared stream: the live state of a backend reads only adopted files its
+// newest checkpoint references.
 type Store struct {
 	access      sdk.CheckpointStorageAccess
 	numRetained int
@@ -41,6 +49,8 @@ type Store struct {
 	// deferred are shared streams unreferenced since the last Add, discarded at the next
 	// one unless referenced again.
 	deferred []sdk.StreamStateHandle
+	// adopted are the files adopted for checkpoints no completed one references yet.
+	adopted adoptions
 
 	// OnDispose, if set, is called with the id of every checkpoint retention disposed of.
 	OnDispose func(id int64)
@@ -73,7 +83,10 @@ func (s *Store) Retained() []*Completed { return append([]*Completed(nil), s.ret
 
 // Forget drops every retained checkpoint without disposing of it (their storage lost
 // them). Ids already used stay used.
-func (s *Store) Forget() { s.retained, s.deferred = nil, nil }
+func (s *Store) Forget() {
+	s.retained, s.deferred = nil, nil
+	s.adopted.take()
+}
 
 // ObserveID records that checkpoint id was used, so NextID never reuses it.
 func (s *Store) ObserveID(id int64) {
@@ -99,6 +112,7 @@ func (s *Store) AddAll(ctx context.Context, cs []*Completed) error {
 	for _, c := range cs {
 		s.ObserveID(c.Metadata.CheckpointID)
 		s.retained = append(s.retained, c)
+		s.adopted.settle(c.Metadata)
 		if !c.Owned {
 			for _, h := range sharedHandles(c.Metadata) {
 				s.protected[h.Ref] = true
@@ -165,12 +179,19 @@ func (s *Store) DisposeOwned(ctx context.Context) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// DiscardDeferred discards the deferred shared streams no retained checkpoint references.
-// The runner calls it when an attempt ended: no snapshot can reference them any more.
+// DiscardDeferred discards the deferred shared streams no retained checkpoint references,
+// and the files adopted for checkpoints that never completed that none references. The
+// runner calls it when an attempt ended, its keyed backends closed: no snapshot can
+// reference them any more, nor live state read them.
 func (s *Store) DiscardDeferred(ctx context.Context) error {
-	discard := unused(s.deferred, s.inUse())
+	inUse := s.inUse()
+	discard := unused(s.deferred, inUse)
 	s.deferred = nil
-	return s.discard(ctx, discard, "no retained checkpoint references")
+	err := s.discard(ctx, discard, "no retained checkpoint references")
+	if aerr := s.discard(ctx, unused(s.adopted.take(), inUse), "adopted for checkpoints that never completed"); err == nil {
+		err = aerr
+	}
+	return err
 }
 
 // discard deletes the shared streams hs (none: nothing to do); why says which they are.
@@ -214,14 +235,20 @@ func unused(hs []sdk.StreamStateHandle, inUse map[string]bool) []sdk.StreamState
 
 // DiscardUnreferenced deletes the shared streams among states that no retained checkpoint
 // references (nor a deferred discard may still save): the uploads of a checkpoint that
-// failed or expired.
+// failed or expired. Adopted files stay: they are the live backends' (see Store).
 func (s *Store) DiscardUnreferenced(ctx context.Context, states []SubtaskState) error {
 	inUse := s.inUse()
 	for _, h := range s.deferred {
 		inUse[h.Ref] = true
 	}
 	m := &Metadata{Operators: []OperatorState{{Subtasks: states}}}
-	return s.discard(ctx, unused(sharedHandles(m), inUse), "of a failed checkpoint")
+	var uploads []sdk.StreamStateHandle
+	for _, h := range unused(sharedHandles(m), inUse) {
+		if !s.adopted.has(h.Ref) {
+			uploads = append(uploads, h)
+		}
+	}
+	return s.discard(ctx, uploads, "of a failed checkpoint")
 }
 
 // SharedRefs returns the refs of the shared streams m references.

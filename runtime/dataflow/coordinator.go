@@ -319,7 +319,11 @@ func (c *coordinator) trigger(ctx context.Context, final bool, req *SavepointReq
 	}
 	full := c.env.FullFirstCheckpoint && a.completed.Load() == a.restoredID
 	uploaded := func(n int64) { a.events.CheckpointUploaded(id, n) }
-	p.b = &barrier{id: id, savepoint: p.savepoint(), full: full, streams: checkpoint.Checksummed(p.loc, uploaded), triggered: p.started}
+	streams := checkpoint.Checksummed(p.loc, uploaded)
+	if !p.savepoint() { // a checkpoint may reference the backends' files in place, a savepoint never
+		streams = c.env.Checkpoints.Adopting(streams)
+	}
+	p.b = &barrier{id: id, savepoint: p.savepoint(), full: full, streams: streams, triggered: p.started}
 	p.deadline = time.NewTimer(time.Until(p.started.Add(c.env.Timeout)))
 	c.pending[id] = p
 	a.log.Debug("triggering checkpoint", "id", id, "savepoint", p.savepoint(), "final", final, "full", full, "in_flight", len(c.pending))

@@ -12,14 +12,32 @@ import (
 // something in the storage calls check first and fails with its error, so a runner that
 // lost its job to another never deletes what the new owner wrote (a checkpoint directory
 // of the same id, shared state it restored). Reads pass through. It keeps the optional
-// interfaces of access the runner uses: SharedStateLister when access has it, and
-// LocalStateLocator (answering "" when access has none, as the interface allows).
+// interfaces of access the runner uses: SharedStateLister when access has it,
+// RemoteFileAdopter behind the fence when access has it, and LocalStateLocator (answering
+// "" when access has none, as the interface allows).
 func fence(access sdk.CheckpointStorageAccess, check func() error) sdk.CheckpointStorageAccess {
 	f := fencedAccess{CheckpointStorageAccess: access, check: check}
-	return optional.Access(f, optional.AccessInterfaces{
-		Lister:  optional.AccessInterfacesOf(access).Lister,
-		Locator: f,
-	})
+	inner := optional.AccessInterfacesOf(access)
+	with := optional.AccessInterfaces{Lister: inner.Lister, Locator: f}
+	if inner.Adopter != nil {
+		with.Adopter = fencedAdopter{f, inner.Adopter}
+	}
+	return optional.Access(f, with)
+}
+
+// fencedAdopter is the RemoteFileAdopter of a fenced access: taking files over writes the
+// storage's record of them.
+type fencedAdopter struct {
+	a fencedAccess
+	r sdk.RemoteFileAdopter
+}
+
+// AdoptRemoteFiles implements sdk.RemoteFileAdopter behind the fence.
+func (f fencedAdopter) AdoptRemoteFiles(ctx context.Context, files []sdk.StreamStateHandle) ([]sdk.StreamStateHandle, error) {
+	if err := f.a.fence(fmt.Sprintf("adopt %d remote files", len(files))); err != nil {
+		return nil, err
+	}
+	return f.r.AdoptRemoteFiles(ctx, files)
 }
 
 // fencedAccess is a CheckpointStorageAccess whose writes check a fence first.

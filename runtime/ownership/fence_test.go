@@ -88,6 +88,14 @@ func TestFencedAccessRefusesWritesOnceFenced(t *testing.T) {
 	refused("InitializeLocationForCheckpoint", err)
 	_, err = access.InitializeLocationForSavepoint(ctx, 3, t.TempDir())
 	refused("InitializeLocationForSavepoint", err)
+	adopter, ok := access.(sdk.RemoteFileAdopter)
+	if !ok {
+		t.Fatal("the fenced access lost sdk.RemoteFileAdopter")
+	}
+	table := filepath.Join(t.TempDir(), "000001.ldb")
+	os.WriteFile(table, []byte("table"), 0o644)
+	_, err = adopter.AdoptRemoteFiles(ctx, []sdk.StreamStateHandle{{Ref: "file://" + table, Size: 5}})
+	refused("AdoptRemoteFiles", err)
 
 	list, err := access.ListCompletedCheckpoints(ctx)
 	if err != nil || len(list) != 1 || list[0].ExternalPointer != done.ExternalPointer {
@@ -99,7 +107,7 @@ func TestFencedAccessRefusesWritesOnceFenced(t *testing.T) {
 	if l, ok := access.(sdk.SharedStateLister); !ok {
 		t.Fatal("the fenced access lost sdk.SharedStateLister")
 	} else if hs, err := l.ListSharedState(ctx); err != nil || len(hs) != 1 || hs[0].Ref != shared.Ref {
-		t.Fatalf("ListSharedState = %v, %v; want the shared stream, still there", hs, err)
+		t.Fatalf("ListSharedState = %v, %v; want the shared stream, still there, and no adopted file", hs, err)
 	}
 	if p, err := access.(sdk.LocalStateLocator).LocalStatePath(ctx, shared); err != nil || p == "" {
 		t.Fatalf("LocalStatePath through the fenced access = %q, %v; want the file", p, err)

@@ -189,13 +189,23 @@ func (a *access) OpenState(ctx context.Context, h sdk.StreamStateHandle) (io.Rea
 }
 
 // DiscardState implements sdk.CheckpointStorageAccess. It deletes the files of the
-// handles, refusing any outside the checkpoint and savepoint directories; missing files
-// are fine.
+// handles, refusing any outside the checkpoint and savepoint directories but the files the
+// job adopted (see adoptedPrefix), which it deletes with their markers; missing files are
+// fine.
 func (a *access) DiscardState(_ context.Context, handles []sdk.StreamStateHandle) error {
 	var errs []error
 	for _, h := range handles {
 		if h.Ref == "" {
 			continue
+		}
+		if name, err := a.s.name(h.Ref); err == nil && !a.ownShared(name) {
+			done, err := a.discardAdopted(h.Ref)
+			if err != nil {
+				errs = append(errs, err)
+			}
+			if done || err != nil {
+				continue
+			}
 		}
 		if err := a.discardFile(h.Ref); err != nil {
 			errs = append(errs, err)
@@ -239,8 +249,8 @@ func (a *access) DisposeCheckpoint(ctx context.Context, loc sdk.CompletedCheckpo
 }
 
 // ListSharedState implements sdk.SharedStateLister: a handle for every regular file in
-// <dir>/<job>/shared/, with the Ref its state stream returned. A missing directory lists
-// nothing.
+// <dir>/<job>/shared/, with the Ref its state stream returned, and for every file the job
+// adopted, by its marker there. A missing directory lists nothing.
 func (a *access) ListSharedState(_ context.Context) ([]sdk.StreamStateHandle, error) {
 	dir := filepath.Join(a.jobDir, layout.SharedDir)
 	entries, err := a.s.fs.List(dir)
@@ -256,6 +266,17 @@ func (a *access) ListSharedState(_ context.Context) ([]sdk.StreamStateHandle, er
 			continue
 		}
 		p := filepath.Join(dir, e.Name)
+		if strings.HasPrefix(e.Name, adoptedPrefix) {
+			h, err := a.listedMarker(p)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // discarded meanwhile
+			}
+			if err != nil {
+				return nil, a.s.errs.Wrap(err, "list shared state: read marker '%s'", p)
+			}
+			out = append(out, h)
+			continue
+		}
 		info, err := a.s.fs.Stat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // discarded meanwhile

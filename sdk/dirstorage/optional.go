@@ -10,12 +10,13 @@ import (
 	"github.com/flowstate/flowstate/sdk/optional"
 )
 
-// newAccess returns the access of job jobID. It implements sdk.SharedStateLister always,
-// sdk.LeaseStore exactly when the FS implements LeaseFS, and sdk.LocalStateLocator exactly
-// when it implements LocalPather, since the runner discovers them with type assertions.
+// newAccess returns the access of job jobID. It implements sdk.SharedStateLister and
+// sdk.RemoteFileAdopter always, sdk.LeaseStore exactly when the FS implements LeaseFS, and
+// sdk.LocalStateLocator exactly when it implements LocalPather, since the runner discovers
+// them with type assertions.
 func (s *Storage) newAccess(jobID string) sdk.CheckpointStorageAccess {
 	a := &access{s: s, jobID: jobID, jobDir: filepath.Join(s.cfg.Dir, jobID)}
-	with := optional.AccessInterfaces{Lister: a}
+	with := optional.AccessInterfaces{Lister: a, Adopter: a}
 	if _, ok := s.fs.(LeaseFS); ok {
 		with.Lease = a
 	}

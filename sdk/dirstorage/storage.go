@@ -23,14 +23,16 @@
 //   - Leftover cleanup: InitializeBaseLocationsForCheckpoint removes chk-N directories
 //     without _metadata and temporary metadata files.
 //   - Path checks: job ids are single directory names; DiscardState deletes nothing
-//     outside the checkpoint and savepoint directories; DisposeCheckpoint disposes of chk-N
+//     outside the checkpoint and savepoint directories but the files the job adopted;
+//     DisposeCheckpoint disposes of chk-N
 //     and savepoint directories only, deletes only the files it wrote there, and removes
 //     the directory only once it is empty; a savepoint target must be absolute, without
 //     "..", and not lie (after symbolic links) in the job's checkpoint directory or in a
 //     checkpoint or savepoint.
 //   - Optional interfaces: every access implements sdk.SharedStateLister (the files in
-//     shared/); sdk.LeaseStore when the FS implements LeaseFS; sdk.LocalStateLocator when
-//     it implements LocalPather.
+//     shared/) and sdk.RemoteFileAdopter (files on the medium of the checkpoint directory,
+//     recorded by markers in shared/, see adoptedPrefix); sdk.LeaseStore when the FS
+//     implements LeaseFS; sdk.LocalStateLocator when it implements LocalPather.
 //
 // Pointers (CompletedCheckpointStorageLocation.ExternalPointer) are the chk-N or savepoint
 // directories, as paths or the FS's URIs; handle refs are file:// URIs or the FS's URIs.

@@ -3,9 +3,12 @@ package host_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -24,7 +27,7 @@ import (
 var additionCalls = []string{
 	"StateBackend/Pipeline", "CheckpointStorage/ListSharedState", "CheckpointStorage/LocalStatePath",
 	"CheckpointStorage/ReadLease", "CheckpointStorage/WriteLease", "CheckpointStorage/CreateLocalState",
-	"CheckpointStorage/PublishLocalState", "CheckpointStorage/DiscardLocalState",
+	"CheckpointStorage/PublishLocalState", "CheckpointStorage/DiscardLocalState", "CheckpointStorage/AdoptRemoteFiles",
 }
 
 // startPrevious starts refprev with the given additions announced, observed by rec, and
@@ -231,6 +234,53 @@ func TestAccessInterfacesOnlyWhenAnnounced(t *testing.T) {
 				if _, err := a.(sdk.LeaseStore).WriteLease(ctxT(t), []byte("holder"), ""); err != nil {
 					t.Errorf("WriteLease of a new record: %v", err)
 				}
+			}
+		})
+	}
+}
+
+// TestRemoteFilesOnlyWhenAnnounced: the host's access takes over remote files
+// (sdk.RemoteFileAdopter) only when the plugin says its access does, and then through the
+// plugin's: a local file adopted there reads back through the access and is deleted by
+// DiscardState.
+func TestRemoteFilesOnlyWhenAnnounced(t *testing.T) {
+	for _, announce := range []string{"access-interfaces,remote-files", "access-interfaces"} {
+		t.Run("announce="+announce, func(t *testing.T) {
+			cs, _ := startPrevious(t, announce, newRecorder()).CheckpointStorage()
+			a, err := cs.CreateCheckpointStorage(ctxT(t), "job")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Close()
+			r, adopts := a.(sdk.RemoteFileAdopter)
+			if adopts != strings.Contains(announce, "remote-files") {
+				t.Fatalf("the access implements sdk.RemoteFileAdopter: %v", adopts)
+			}
+			if !adopts {
+				return
+			}
+			path := filepath.Join(t.TempDir(), "000001.ldb")
+			if err := os.WriteFile(path, []byte("table bytes"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			hs, err := r.AdoptRemoteFiles(ctxT(t), []sdk.StreamStateHandle{{Ref: "file://" + path, Size: 11, Checksum: host.Checksum([]byte("table bytes"))}})
+			if err != nil || len(hs) != 1 || hs[0].Scope != sdk.ScopeShared {
+				t.Fatalf("AdoptRemoteFiles = %+v, %v", hs, err)
+			}
+			rc, err := a.OpenState(ctxT(t), hs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(rc)
+			rc.Close()
+			if string(b) != "table bytes" {
+				t.Fatalf("the adopted file reads %q", b)
+			}
+			if err := a.DiscardState(ctxT(t), hs); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
+				t.Fatalf("DiscardState left the adopted file: %v", err)
 			}
 		})
 	}

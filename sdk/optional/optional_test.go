@@ -13,6 +13,7 @@ type (
 	lister  struct{ sdk.SharedStateLister }
 	leaser  struct{ sdk.LeaseStore }
 	locator struct{ sdk.LocalStateLocator }
+	adopter struct{ sdk.RemoteFileAdopter }
 )
 
 type namedLease string
@@ -24,7 +25,7 @@ func (n namedLease) ReadLease(context.Context) (sdk.LeaseRecord, error) {
 func (n namedLease) WriteLease(context.Context, []byte, string) (string, error) { return "", nil }
 
 // withBits returns an access implementing the optional interfaces bits names: 1 lists,
-// 2 leases, 4 locates.
+// 2 leases, 4 locates, 8 adopts.
 func withBits(bits int) sdk.CheckpointStorageAccess {
 	switch bits {
 	case 1:
@@ -67,6 +68,58 @@ func withBits(bits int) sdk.CheckpointStorageAccess {
 			leaser
 			locator
 		}{}
+	case 8:
+		return struct {
+			bare
+			adopter
+		}{}
+	case 9:
+		return struct {
+			bare
+			lister
+			adopter
+		}{}
+	case 10:
+		return struct {
+			bare
+			leaser
+			adopter
+		}{}
+	case 11:
+		return struct {
+			bare
+			lister
+			leaser
+			adopter
+		}{}
+	case 12:
+		return struct {
+			bare
+			locator
+			adopter
+		}{}
+	case 13:
+		return struct {
+			bare
+			lister
+			locator
+			adopter
+		}{}
+	case 14:
+		return struct {
+			bare
+			leaser
+			locator
+			adopter
+		}{}
+	case 15:
+		return struct {
+			bare
+			lister
+			leaser
+			locator
+			adopter
+		}{}
 	}
 	return bare{}
 }
@@ -83,17 +136,20 @@ func bitsOf(a sdk.CheckpointStorageAccess) int {
 	if _, ok := a.(sdk.LocalStateLocator); ok {
 		bits |= 4
 	}
+	if _, ok := a.(sdk.RemoteFileAdopter); ok {
+		bits |= 8
+	}
 	return bits
 }
 
 // TestAccessKeepsExactlyTheInnerInterfaces wraps accesses with every combination of the
 // optional interfaces: the result has those of the inner access and no other.
 func TestAccessKeepsExactlyTheInnerInterfaces(t *testing.T) {
-	for bits := 0; bits < 8; bits++ {
+	for bits := 0; bits < 16; bits++ {
 		inner := withBits(bits)
 		got := optional.Access(bare{inner}, optional.AccessInterfacesOf(bare{inner}, inner))
 		if b := bitsOf(got); b != bits {
-			t.Errorf("inner with interfaces %03b: the wrapped access has %03b", bits, b)
+			t.Errorf("inner with interfaces %04b: the wrapped access has %04b", bits, b)
 		}
 	}
 }
@@ -101,11 +157,11 @@ func TestAccessKeepsExactlyTheInnerInterfaces(t *testing.T) {
 // TestAccessHidesTheBasesOwnInterfaces: the result implements what it is given, not what
 // its base implements besides.
 func TestAccessHidesTheBasesOwnInterfaces(t *testing.T) {
-	base := withBits(7)
-	for bits := 0; bits < 8; bits++ {
+	base := withBits(15)
+	for bits := 0; bits < 16; bits++ {
 		with := optional.AccessInterfacesOf(withBits(bits))
 		if b := bitsOf(optional.Access(base, with)); b != bits {
-			t.Errorf("given %03b over a base with all: the access has %03b", bits, b)
+			t.Errorf("given %04b over a base with all: the access has %04b", bits, b)
 		}
 	}
 }

@@ -31,6 +31,7 @@ func StateBackend(t *testing.T, factory func(t *testing.T) sdk.StateBackend) {
 	t.Run("Notify", func(t *testing.T) { notifyChecks(t, factory) })
 	t.Run("Close", func(t *testing.T) { closeChecks(t, factory) })
 	t.Run("LargeState", func(t *testing.T) { largeStateCheck(t, factory) })
+	t.Run("AdoptedFiles", func(t *testing.T) { adoptedFileChecks(t, factory) })
 }
 
 // fullParams are the parameters of a single subtask owning all key groups.

@@ -19,7 +19,9 @@
 //
 // The in-memory helpers the kit uses are exported for the author's own tests: MemoryStreams
 // stands in for the runner's stream factory and state reader during snapshots and restores,
-// and NewVerifyingReader and AccessReader check sizes and checksums the way the runner does.
+// AdoptingStreams for those of a checkpoint storage that takes local files over in place
+// (sdk.RemoteFileAdopter), and NewVerifyingReader and AccessReader check sizes and
+// checksums the way the runner does.
 //
 // So are the helpers its state backend checks are built from, for a backend's own tests of
 // what the contract leaves open (native formats, working files): Params, OpenKeyed,

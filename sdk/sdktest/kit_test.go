@@ -19,6 +19,7 @@ func TestKitCatchesBrokenPlugins(t *testing.T) {
 		{"closed-works", "^TestRefBackend$/^Close$", "TestRefBackend/Close/CallsAfterCloseFail"},
 		{"range-unchecked", "^TestRefBackend$/^CreateKeyedStateBackend$", "TestRefBackend/CreateKeyedStateBackend/InvalidKeyGroupRangeIsInvalidArgument"},
 		{"lease-blind-replace", "^TestRefStorage$/^savepoint-dir=$/^Lease$", "TestRefStorage/savepoint-dir=/Lease"},
+		{"adopted-kept", "^TestRefStorage$/^savepoint-dir=$/^AdoptRemoteFiles$", "TestRefStorage/savepoint-dir=/AdoptRemoteFiles"},
 		{"dispose-keeps", "^TestRefStorage$/^savepoint-dir=$/^Dispose$", "TestRefStorage/savepoint-dir=/Dispose/DisposeCheckpoint/PointerNoLongerResolves"},
 	}
 	for _, c := range cases {

@@ -21,7 +21,7 @@ func TestKitThroughPluginProcesses(t *testing.T) {
 	if err := testplugins.Build(dir); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("FLOWSTATE_TESTPLUGIN_ANNOUNCE", "pipeline,reads-ahead,local-reads,access-interfaces")
+	t.Setenv("FLOWSTATE_TESTPLUGIN_ANNOUNCE", "pipeline,reads-ahead,local-reads,access-interfaces,remote-files")
 	ref := filepath.Join(dir, testplugins.Prefix+"refprev")
 	if _, err := os.Stat(ref); err != nil {
 		t.Fatal(err)

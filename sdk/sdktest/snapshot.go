@@ -13,7 +13,7 @@ const maxMetaSize = 16 << 10
 // TakeSnapshot snapshots kb (the keyed backend with parameters p), writes the snapshot to
 // streams, releases it and checks the handles against the contract: key groups within p's,
 // Meta of a few KiB, distinct file names, no stream left open. It fails t on an error.
-func TakeSnapshot(t testing.TB, kb sdk.KeyedStateBackend, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams *MemoryStreams) []sdk.KeyedStateHandle {
+func TakeSnapshot(t testing.TB, kb sdk.KeyedStateBackend, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams SnapshotStreams) []sdk.KeyedStateHandle {
 	t.Helper()
 	snap := startSnapshot(t, kb, opts)
 	return finishSnapshot(t, snap, p, opts, streams)
@@ -32,8 +32,16 @@ func startSnapshot(t testing.TB, kb sdk.KeyedStateBackend, opts sdk.SnapshotOpti
 	return snap
 }
 
+// SnapshotStreams are the streams TakeSnapshot writes a snapshot to: MemoryStreams,
+// AdoptingStreams, or a test's own streams built on MemoryStreams (which count the streams
+// left open).
+type SnapshotStreams interface {
+	sdk.CheckpointStreamFactory
+	OpenStreams() int
+}
+
 // finishSnapshot is the asynchronous part: Write, Release and checks of the handles.
-func finishSnapshot(t testing.TB, snap sdk.Snapshot, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams *MemoryStreams) []sdk.KeyedStateHandle {
+func finishSnapshot(t testing.TB, snap sdk.Snapshot, p sdk.KeyedBackendParams, opts sdk.SnapshotOptions, streams SnapshotStreams) []sdk.KeyedStateHandle {
 	t.Helper()
 	handles, err := snap.Write(context.Background(), streams)
 	snap.Release()

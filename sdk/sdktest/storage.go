@@ -36,6 +36,7 @@ func CheckpointStorage(t *testing.T, factory func(t *testing.T) sdk.CheckpointSt
 	t.Run("ListSharedState", func(t *testing.T) { sharedListChecks(t, factory) })
 	t.Run("Lease", func(t *testing.T) { leaseChecks(t, factory) })
 	t.Run("LocalStateFiles", func(t *testing.T) { localFileChecks(t, factory) })
+	t.Run("AdoptRemoteFiles", func(t *testing.T) { adoptChecks(t, factory) })
 }
 
 // openAccess creates and initializes the storage of job, closing it when t ends.

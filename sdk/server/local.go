@@ -57,3 +57,21 @@ func (s *storageServer) DiscardLocalState(ctx context.Context, req *pb.DiscardLo
 	}
 	return &pb.Empty{}, f.DiscardLocalStateFile(ctx, req.Path)
 }
+
+// AdoptRemoteFiles serves RemoteFileAdopter; an access that does not implement it gets an
+// error wrapping ErrUnsupported.
+func (s *storageServer) AdoptRemoteFiles(ctx context.Context, req *pb.AdoptRemoteFilesRequest) (*pb.AdoptRemoteFilesResponse, error) {
+	a, err := s.access(req.AccessId)
+	if err != nil {
+		return nil, err
+	}
+	r, ok := a.(sdk.RemoteFileAdopter)
+	if !ok {
+		return nil, fmt.Errorf("checkpoint storage access %d does not adopt remote files: %w", req.AccessId, sdk.ErrUnsupported)
+	}
+	hs, err := r.AdoptRemoteFiles(ctx, convert.StreamHandlesFromProto(req.Files))
+	if err != nil {
+		return nil, err
+	}
+	return &pb.AdoptRemoteFilesResponse{Handles: convert.StreamHandlesToProto(hs)}, nil
+}

@@ -27,7 +27,11 @@ func (s *backendServer) SnapshotWrite(st pb.StateBackend_SnapshotWriteServer) er
 	}
 	hs := &hostStreams{failed: map[uint64]error{}}
 	hs.hostCalls = newHostCalls(st, hs.answerKey, "snapshot write")
-	handles, werr := snap.Write(st.Context(), hs)
+	var streams sdk.CheckpointStreamFactory = hs
+	if wire.Announced.RemoteFiles && start.AdoptsRemoteFiles {
+		streams = adoptingHostStreams{hs}
+	}
+	handles, werr := snap.Write(st.Context(), streams)
 	done := &pb.SnapshotWriteDone{Error: convert.Errors.ToProto(werr)}
 	if werr == nil {
 		done.Handles = convert.KeyedHandlesToProto(handles)
@@ -52,6 +56,8 @@ func (h *hostStreams) answerKey(m *pb.SnapshotWriteHostMessage) (uint64, bool) {
 		return x.Opened.StreamId, true
 	case *pb.SnapshotWriteHostMessage_Closed:
 		return x.Closed.StreamId, true
+	case *pb.SnapshotWriteHostMessage_Adopted:
+		return x.Adopted.RequestId, true
 	case *pb.SnapshotWriteHostMessage_Failed:
 		h.mu.Lock()
 		h.failed[x.Failed.StreamId] = convert.Errors.FromProto(x.Failed.Error)
@@ -184,4 +190,30 @@ func (s *hostOutStream) Close() error {
 	// The host discards the bytes; a broken stream discards them too.
 	_ = s.h.send(&pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Close{Close: &pb.CloseStream{StreamId: s.id}}})
 	return nil
+}
+
+// adoptingHostStreams are the hostStreams of a host whose streams take over remote files
+// (sdk.RemoteFileAdopter): the snapshot asks the host, which asks its checkpoint storage.
+type adoptingHostStreams struct {
+	*hostStreams
+}
+
+var _ sdk.RemoteFileAdopter = adoptingHostStreams{}
+
+// AdoptRemoteFiles implements sdk.RemoteFileAdopter with an AdoptFiles message, answered
+// by the host's FilesAdopted.
+func (h adoptingHostStreams) AdoptRemoteFiles(ctx context.Context, files []sdk.StreamStateHandle) ([]sdk.StreamStateHandle, error) {
+	id := h.nextID.Add(1)
+	r, err := h.call(ctx, id, &pb.SnapshotWritePluginMessage{Msg: &pb.SnapshotWritePluginMessage_Adopt{Adopt: &pb.AdoptFiles{RequestId: id, Files: convert.StreamHandlesToProto(files)}}})
+	if err != nil {
+		return nil, fmt.Errorf("adopt %d remote files: %w", len(files), err)
+	}
+	a := r.GetAdopted()
+	if err := convert.Errors.FromProto(a.GetError()); err != nil {
+		return nil, err
+	}
+	if len(a.GetHandles()) != len(files) {
+		return nil, fmt.Errorf("adopt %d remote files: the host answered %d handles: %w", len(files), len(a.GetHandles()), sdk.ErrCorrupt)
+	}
+	return convert.StreamHandlesFromProto(a.GetHandles()), nil
 }

@@ -69,6 +69,9 @@ func (s *storageServer) CreateAccess(ctx context.Context, req *pb.CreateAccessRe
 		_, r.LocatesLocalState = a.(sdk.LocalStateLocator)
 		_, r.StoresLease = a.(sdk.LeaseStore)
 	}
+	if wire.Announced.RemoteFiles {
+		_, r.AdoptsRemoteFiles = a.(sdk.RemoteFileAdopter)
+	}
 	return r, nil
 }
 

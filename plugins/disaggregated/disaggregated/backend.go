@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	goleveldb "github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/filter"
 	"github.com/syndtr/goleveldb/leveldb/opt"
 
@@ -29,10 +28,11 @@ const openFiles = 16
 
 // Backend is the disaggregated state backend plugin.
 type Backend struct {
-	mu     sync.Mutex
-	cfg    config
-	remote Remote
-	cache  *cache // created by the first keyed backend after Configure
+	mu      sync.Mutex
+	cfg     config
+	remote  Remote
+	cache   *cache            // created by the first keyed backend after Configure
+	remotes map[string]Remote // the other stores restored tables are on, by URI
 }
 
 var _ sdk.StateBackend = (*Backend)(nil)
@@ -47,7 +47,9 @@ func (b *Backend) PluginInfo() sdk.PluginInfo { return sdk.PluginInfo{Name: Name
 // DefaultLocalDir()), "cache-size" (default 256mb), "block-cache-size" and
 // "write-buffer-size" (human sizes such as "64mb"), and for an s3:// remote the s3.*
 // options. It creates the working and remote directories, or checks that the remote bucket
-// answers; a remote it cannot use is an *sdk.OptionError naming "remote".
+// answers; a remote it cannot use is an *sdk.OptionError naming "remote", but a bucket
+// whose store does not answer is an error of its own, which the restart strategy may
+// outlast.
 func (b *Backend) Configure(ctx context.Context, opts sdk.Options) error {
 	c, remote, err := parseOptions(ctx, opts)
 	if err != nil {
@@ -70,7 +72,7 @@ func (b *Backend) setup() (config, Remote, *cache, error) {
 	if b.remote == nil {
 		r, err := openRemote(context.Background(), b.cfg.remote, b.cfg.s3)
 		if err != nil {
-			return b.cfg, nil, nil, &sdk.OptionError{Option: OptionRemote, Value: redacted(b.cfg.remote), Err: err}
+			return b.cfg, nil, nil, remoteError(b.cfg.remote, err)
 		}
 		b.remote = r
 	}
@@ -82,6 +84,28 @@ func (b *Backend) setup() (config, Remote, *cache, error) {
 		b.cache = c
 	}
 	return b.cfg, b.remote, b.cache, nil
+}
+
+// remoteFor returns the remote store of uri: own when it is own's URI, else one opened
+// with the configured s3.* options, once per process.
+func (b *Backend) remoteFor(ctx context.Context, own Remote, uri string) (Remote, error) {
+	if uri == own.String() {
+		return own, nil
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if r := b.remotes[uri]; r != nil {
+		return r, nil
+	}
+	r, err := openRemote(ctx, uri, b.cfg.s3)
+	if err != nil {
+		return nil, err
+	}
+	if b.remotes == nil {
+		b.remotes = map[string]Remote{}
+	}
+	b.remotes[uri] = r
+	return r, nil
 }
 
 // CreateKeyedStateBackend opens an empty database whose local files are in a new directory
@@ -100,24 +124,30 @@ func (b *Backend) CreateKeyedStateBackend(ctx context.Context, p sdk.KeyedBacken
 	if err := os.MkdirAll(jobDir, 0o755); err != nil {
 		return nil, fmt.Errorf("%s: create directory %s: %w", name, jobDir, err)
 	}
-	kb := &keyed{params: p, name: name, cfg: c, remote: remote, cache: ca, jobDir: jobDir, batch: new(goleveldb.Batch)}
-	if err := kb.open(nil); err != nil {
+	kb := &keyed{params: p, name: name, cfg: c, remote: remote, b: b, cache: ca, jobDir: jobDir}
+	pt, err := kb.openPart(p.KeyGroups, nil, nil)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	kb.setParts([]*part{pt})
 	return kb, nil
 }
 
 // dbOptions are the goleveldb options of a keyed backend's database. NoSync is false so
 // that goleveldb syncs its manifest after each record, which the store takes as the record
-// boundary a snapshot may cut at; the store's Sync calls no fsync.
-func dbOptions(c config, readOnly bool) *opt.Options {
+// boundary a snapshot may cut at; the store's Sync calls no fsync. A batch larger than the
+// write buffer goes through the memtable like any other (DisableLargeBatchTransaction):
+// goleveldb's own path for it, a transaction, keeps the database's write lock when the
+// flush before it fails, so that one failed table write (the store unreachable) blocked
+// every later write, and Close, for good.
+func dbOptions(c config) *opt.Options {
 	return &opt.Options{
-		BlockCacheCapacity:     c.blockCacheSize,
-		WriteBuffer:            c.writeBufferSize,
-		CompactionTableSize:    4 << 20,
-		Filter:                 filter.NewBloomFilter(10),
-		OpenFilesCacheCapacity: openFiles,
-		ReadOnly:               readOnly,
+		BlockCacheCapacity:           c.blockCacheSize,
+		WriteBuffer:                  c.writeBufferSize,
+		CompactionTableSize:          4 << 20,
+		Filter:                       filter.NewBloomFilter(10),
+		OpenFilesCacheCapacity:       openFiles,
+		DisableLargeBatchTransaction: true,
 	}
 }
 

@@ -3,12 +3,14 @@ package disaggregated
 import (
 	"container/list"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
-	"strings"
 	"sync"
 	"syscall"
 
@@ -17,6 +19,9 @@ import (
 
 // castagnoli is the CRC-32C table of table files' checksums.
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// newCRC returns a CRC-32C hash of table files' checksums.
+func newCRC() hash32 { return crc32.New(castagnoli) }
 
 // cache is the local copy of remote table files, shared by every keyed backend of a
 // Backend: whole files, one per object, in one directory, whose total size it keeps at most
@@ -29,7 +34,7 @@ type cache struct {
 	lock  *os.File // cacheLock, when the cache is the process's
 
 	mu      sync.Mutex
-	entries map[string]*entry // by object name
+	entries map[string]*entry // by the object's URI (objectURI)
 	idle    *list.List        // of *entry with refs == 0, least recently used first
 	total   int64             // bytes of every entry's file
 	open    int64             // bytes of entries with refs > 0
@@ -40,14 +45,14 @@ type cache struct {
 
 // entry is one cached object.
 type entry struct {
-	object string
-	path   string
-	size   int64
-	refs   int
-	elem   *list.Element // in idle when refs == 0
-	ready  chan struct{} // closed when the download ended (err says how)
-	err    error
-	gone   bool // removed from entries: its file goes when the last reader closes
+	key   string // the object's URI
+	path  string
+	size  int64
+	refs  int
+	elem  *list.Element // in idle when refs == 0
+	ready chan struct{} // closed when the download ended (err says how)
+	err   error
+	gone  bool // removed from entries: its file goes when the last reader closes
 }
 
 // newCache returns a cache in dir (created), bounded by bound bytes.
@@ -92,9 +97,15 @@ func newProcessCache(localDir string, bound int64) (*cache, error) {
 	return c, nil
 }
 
-// pathOf returns the cache file of an object.
-func (c *cache) pathOf(object string) string {
-	return filepath.Join(c.dir, strings.ReplaceAll(object, "/", "%"))
+// objectURI returns the URI of object on remote: the cache's key, and what a checkpoint
+// storage adopts.
+func objectURI(remote Remote, object string) string { return remote.String() + "/" + object }
+
+// pathOf returns the cache file of the object whose URI is key: a name made of a hash of
+// the URI (which may be longer than a file name may be) and the object's base name.
+func (c *cache) pathOf(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return filepath.Join(c.dir, hex.EncodeToString(sum[:12])+"-"+path.Base(key))
 }
 
 // tempFile creates a file in the cache directory for a table being written.
@@ -106,20 +117,22 @@ func (c *cache) tempFile() (*os.File, error) {
 	return f, nil
 }
 
-// add moves the file at tmp, the uploaded bytes of object, into the cache, unopened.
-func (c *cache) add(object, tmp string, size int64) error {
-	path := c.pathOf(object)
+// add moves the file at tmp, the uploaded bytes of object on remote, into the cache,
+// unopened.
+func (c *cache) add(remote Remote, object, tmp string, size int64) error {
+	key := objectURI(remote, object)
+	path := c.pathOf(key)
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("cache table %s: %w", object, err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if old := c.entries[object]; old != nil { // cannot happen: objects are created once
+	if old := c.entries[key]; old != nil { // cannot happen: objects are created once
 		c.forgetLocked(old)
 	}
-	e := &entry{object: object, path: path, size: size, ready: closedChan}
-	c.entries[object] = e
+	e := &entry{key: key, path: path, size: size, ready: closedChan}
+	c.entries[key] = e
 	c.total += size
 	e.elem = c.idle.PushBack(e)
 	c.evictLocked()
@@ -132,11 +145,12 @@ var closedChan = func() chan struct{} { ch := make(chan struct{}); close(ch); re
 // it is not cached: its size must be size and its CRC-32C crc, or the error names the
 // object and wraps sdk.ErrCorrupt. The caller calls release(e) when it closes the file.
 func (c *cache) acquire(ctx context.Context, remote Remote, object string, size int64, crc uint32) (*os.File, *entry, error) {
+	key := objectURI(remote, object)
 	c.mu.Lock()
-	e := c.entries[object]
+	e := c.entries[key]
 	if e == nil {
-		e = &entry{object: object, path: c.pathOf(object), size: size, ready: make(chan struct{})}
-		c.entries[object] = e
+		e = &entry{key: key, path: c.pathOf(key), size: size, ready: make(chan struct{})}
+		c.entries[key] = e
 		e.refs = 1
 		c.total += size
 		c.open += size
@@ -196,17 +210,18 @@ func (c *cache) release(e *entry) {
 	c.evictLocked()
 }
 
-// drop removes object from the cache (its remote object was deleted), now or when its
+// drop removes object on remote from the cache (it was deleted there), now or when its
 // last reader closes.
-func (c *cache) drop(object string) {
+func (c *cache) drop(remote Remote, object string) {
+	key := objectURI(remote, object)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.entries[object]; e != nil {
+	if e := c.entries[key]; e != nil {
 		if e.refs == 0 {
 			c.forgetLocked(e)
 		} else {
 			e.gone = true
-			delete(c.entries, object)
+			delete(c.entries, key)
 		}
 	}
 }
@@ -217,8 +232,8 @@ func (c *cache) forgetLocked(e *entry) {
 		c.idle.Remove(e.elem)
 		e.elem = nil
 	}
-	if c.entries[e.object] == e {
-		delete(c.entries, e.object)
+	if c.entries[e.key] == e {
+		delete(c.entries, e.key)
 	}
 	os.Remove(e.path)
 	c.total -= e.size
@@ -254,7 +269,7 @@ func download(ctx context.Context, remote Remote, object, path string, size int6
 			os.Remove(path)
 		}
 	}()
-	h := crc32.New(castagnoli)
+	h := newCRC()
 	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(rc, size+1))
 	if err != nil {
 		return fmt.Errorf("fetch table %s from %s: %w", object, remote, err)

@@ -41,11 +41,12 @@ func objects(t *testing.T, remote testStore) []string {
 	return names
 }
 
-// layoutOf reads the layout of a checkpoint's one handle.
-func layoutOf(t *testing.T, hs []sdk.KeyedStateHandle, streams *sdktest.MemoryStreams) *layout {
+// layoutOf reads the layout of a checkpoint's one handle, checking the handle's shape: the
+// layout stream, then one shared file per table.
+func layoutOf(t *testing.T, hs []sdk.KeyedStateHandle, streams sdk.StateReader) *layout {
 	t.Helper()
-	if len(hs) != 1 || hs[0].Format != FormatDisaggregated || len(hs[0].Files) != 1 {
-		t.Fatalf("handles %+v, want one %s handle of one file", hs, FormatDisaggregated)
+	if len(hs) != 1 || hs[0].Format != FormatDisaggregated || len(hs[0].Files) == 0 || hs[0].Files[0].Name != layoutFile {
+		t.Fatalf("handles %+v, want one %s handle starting with its layout", hs, FormatDisaggregated)
 	}
 	rc, err := streams.Open(bg, hs[0].Files[0].Handle)
 	if err != nil {
@@ -55,6 +56,14 @@ func layoutOf(t *testing.T, hs []sdk.KeyedStateHandle, streams *sdktest.MemorySt
 	l, err := readLayout(rc)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(hs[0].Files) != 1+len(l.tables) {
+		t.Fatalf("a handle of %d files for %d tables", len(hs[0].Files), len(l.tables))
+	}
+	for i, tb := range l.tables {
+		if f := hs[0].Files[1+i]; f.Name != tb.File || f.Handle.Scope != sdk.ScopeShared || f.Handle.Size != tb.Size {
+			t.Fatalf("table %d listed as %+v, its file is %+v: want a shared file of its size named %q", tb.Num, tb, f, tb.File)
+		}
 	}
 	return l
 }
@@ -100,12 +109,12 @@ func checkCheckpointInPlace(t *testing.T, remote testStore) {
 	// Settle the tables, so that the checkpoint's version wants no compaction: one that
 	// goleveldb starts when it opens the restored database would read (download) the
 	// tables it compacts while the test measures what the restore itself fetched.
-	if err := kb1.(*keyed).db.CompactRange(util.Range{}); err != nil {
+	if err := kb1.(*keyed).parts[0].db.CompactRange(util.Range{}); err != nil {
 		t.Fatal(err)
 	}
 	sdktest.Fill(t, kb1, m, p.KeyGroups, 500, "v2") // in the memtable, in the journal
-	streams := sdktest.NewMemoryStreams()
-	hs := sdktest.TakeSnapshot(t, kb1, p, sdk.SnapshotOptions{CheckpointID: 1}, streams)
+	streams := newAdoptingStreams(t, remote)
+	hs := snapshotTo(t, kb1, sdk.SnapshotOptions{CheckpointID: 1}, streams)
 	at1 := maps.Clone(m)
 	l := layoutOf(t, hs, streams)
 	var tableBytes int64
@@ -148,7 +157,7 @@ func checkCheckpointInPlace(t *testing.T, remote testStore) {
 	if ex := b2.cache.excessBytes(); ex != 0 {
 		t.Fatalf("the cache exceeded its bound plus its open files by %d bytes", ex)
 	}
-	hs2 := sdktest.TakeSnapshot(t, kb2, p, sdk.SnapshotOptions{CheckpointID: 2, Full: true}, streams)
+	hs2 := snapshotTo(t, kb2, sdk.SnapshotOptions{CheckpointID: 2, Full: true}, streams)
 	for _, o := range objectsOf(layoutOf(t, hs2, streams)) {
 		if slices.Contains(want, o) {
 			t.Fatalf("Full checkpoint 2 after the restore lists %s, a table of checkpoint 1", o)
@@ -171,25 +180,25 @@ func checkCheckpointInPlace(t *testing.T, remote testStore) {
 }
 
 // filled returns a file:// remote store, and a keyed backend on it holding 40,000 keys,
-// with its parameters and streams for its snapshots.
-func filled(t *testing.T) (testStore, sdk.KeyedBackendParams, sdk.KeyedStateBackend, *sdktest.MemoryStreams) {
+// with its parameters and streams for its snapshots that adopt its tables.
+func filled(t *testing.T) (testStore, sdk.KeyedBackendParams, sdk.KeyedStateBackend, *adoptingStreams) {
 	remote := fileTestStore(t)
 	p := sdktest.Params("op", 0, 1)
 	kb := sdktest.OpenKeyed(t, testBackend(t, remote, "64mb"), p)
 	sdktest.Fill(t, kb, nil, p.KeyGroups, 40000, "v1")
-	return remote, p, kb, sdktest.NewMemoryStreams()
+	return remote, p, kb, newAdoptingStreams(t, remote)
 }
 
 // TestTableOwnership: the tables only the live database or an aborted checkpoint used are
 // deleted (on Close at the latest); those of a completed checkpoint stay, exactly.
 func TestTableOwnership(t *testing.T) {
 	remote, p, kb, streams := filled(t)
-	aborted := layoutOf(t, sdktest.TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1}, streams), streams)
+	aborted := layoutOf(t, snapshotTo(t, kb, sdk.SnapshotOptions{CheckpointID: 1}, streams), streams)
 	if err := kb.NotifyCheckpointAborted(bg, 1); err != nil {
 		t.Fatal(err)
 	}
 	sdktest.Fill(t, kb, nil, p.KeyGroups, 40000, "v2")
-	completed := layoutOf(t, sdktest.TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 2}, streams), streams)
+	completed := layoutOf(t, snapshotTo(t, kb, sdk.SnapshotOptions{CheckpointID: 2}, streams), streams)
 	if err := kb.NotifyCheckpointComplete(bg, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +218,7 @@ func TestTableOwnership(t *testing.T) {
 // is refused by Restore, naming the table.
 func TestRestoreMissingTable(t *testing.T) {
 	remote, p, kb, streams := filled(t)
-	hs := sdktest.TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: 1}, streams)
+	hs := snapshotTo(t, kb, sdk.SnapshotOptions{CheckpointID: 1}, streams)
 	if err := kb.NotifyCheckpointComplete(bg, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -239,10 +248,10 @@ func TestCutsDuringCompactions(t *testing.T) {
 	p := sdktest.Params("op", 0, 1)
 	kb := sdktest.OpenKeyed(t, testBackend(t, remote, "64mb"), p)
 	m := sdktest.Model{}
-	streams := sdktest.NewMemoryStreams()
+	streams := newAdoptingStreams(t, remote)
 	for round := range 8 {
 		sdktest.Fill(t, kb, m, p.KeyGroups, 15000+round*1000, "r"+string(rune('a'+round)))
-		hs := sdktest.TakeSnapshot(t, kb, p, sdk.SnapshotOptions{CheckpointID: int64(round + 1)}, streams)
+		hs := snapshotTo(t, kb, sdk.SnapshotOptions{CheckpointID: int64(round + 1)}, streams)
 		want := maps.Clone(m)
 		sdktest.MustWrite(t, kb, m, []sdk.Mutation{{Key: sdktest.NumberedKey(0, 1), Delete: true}}) // after the cut
 		if err := kb.NotifyCheckpointComplete(bg, int64(round+1)); err != nil {

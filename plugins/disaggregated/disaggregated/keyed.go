@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -24,89 +24,70 @@ const arenaChunk = 64 << 10
 // errClosed is returned by calls on a closed keyed backend.
 var errClosed = errors.New("keyed backend is closed")
 
-// keyed is the keyed state backend of one operator subtask: one goleveldb database on a
-// store.
+// keyed is the keyed state backend of one operator subtask: its parts, each a goleveldb
+// database on a store, which together hold its key groups.
 type keyed struct {
 	params sdk.KeyedBackendParams
 	name   string // for errors: job/operator/subtask
 	cfg    config
 	remote Remote
+	b      *Backend // for the remote stores of restored tables
 	cache  *cache
 	jobDir string
 
-	// dir, db and st are the database; an in-place Restore replaces them, before any
-	// other call but Snapshot of the empty database.
-	dir   string
-	db    *goleveldb.DB
-	st    *store
-	batch *goleveldb.Batch // reused by Write, which one goroutine calls at a time
+	// parts hold the key groups, by increasing range. A Restore replaces them, before
+	// any other call but Snapshot of the empty database.
+	parts   []*part
+	batches []*goleveldb.Batch // one per part, reused by Write, which one goroutine calls at a time
 
 	closeOnce sync.Once
 	closed    atomic.Bool
 	closeErr  error
 }
 
-// open opens the database in a new directory: empty, or laid out from l (a restore in
-// place).
-func (kb *keyed) open(l *layout) error {
-	p := kb.params
-	id := fmt.Sprintf("%s-%d-%s", pathElem(p.OperatorID), p.Subtask, randomSuffix())
-	dir := filepath.Join(kb.jobDir, id)
-	if err := os.Mkdir(dir, 0o755); err != nil {
-		return fmt.Errorf("create directory %s: %w", dir, err)
+// setParts makes ps the backend's parts.
+func (kb *keyed) setParts(ps []*part) {
+	kb.parts = ps
+	kb.batches = make([]*goleveldb.Batch, len(ps))
+	for i := range ps {
+		kb.batches[i] = new(goleveldb.Batch)
 	}
-	db, st, err := openDB(dir, kb.remote, kb.cache, pathElem(p.JobID)+"/"+id+"/", l, kb.cfg, false)
-	if err != nil {
-		os.RemoveAll(dir)
-		return err
-	}
-	kb.dir, kb.db, kb.st = dir, db, st
-	return nil
 }
 
-// openDB opens a database in dir on a store over remote and c whose new tables are named
-// prefix<number>.ldb, laying out l's files first when l is not nil.
-func openDB(dir string, remote Remote, c *cache, prefix string, l *layout, cfg config, readOnly bool) (*goleveldb.DB, *store, error) {
-	var restored []tableInfo
-	if l != nil {
-		restored = l.tables
-		if err := l.writeLocal(dir); err != nil {
-			return nil, nil, err
-		}
+// dirs names the parts' directories, for errors.
+func (kb *keyed) dirs() string {
+	if len(kb.parts) == 1 {
+		return kb.parts[0].dir
 	}
-	st, err := newStore(dir, remote, c, prefix, restored)
-	if err != nil {
-		return nil, nil, err
+	var out []string
+	for _, p := range kb.parts {
+		out = append(out, p.dir)
 	}
-	if l != nil {
-		if err := st.SetMeta(l.manifestFd()); err != nil {
-			st.Close()
-			return nil, nil, fmt.Errorf("restore manifest in %s: %w", dir, err)
-		}
-	}
-	db, err := goleveldb.Open(st, dbOptions(cfg, readOnly))
-	if err != nil {
-		st.Close()
-		return nil, nil, fmt.Errorf("open database in %s: %w", dir, storageCause(err))
-	}
-	return db, st, nil
+	return strings.Join(out, ", ")
 }
 
 func (kb *keyed) check() error {
 	if kb.closed.Load() {
-		return fmt.Errorf("%s (%s): %w", kb.name, kb.dir, errClosed)
+		return fmt.Errorf("%s (%s): %w", kb.name, kb.dirs(), errClosed)
 	}
 	return nil
 }
 
-// Get reads many keys, one point lookup each (bloom filters skip the tables without them).
+// Get reads many keys, one point lookup each in the part holding its key group (bloom
+// filters skip the tables without it). A key of no part's key groups is absent.
 func (kb *keyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
 	if err := kb.check(); err != nil {
 		return nil, err
 	}
 	values := make([][]byte, len(keys))
 	for i, k := range keys {
-		v, err := kb.db.Get(k, nil)
+		p := kb.parts[0]
+		if len(kb.parts) > 1 {
+			if p = kb.partOf(sdk.KeyGroupOf(k)); p == nil {
+				continue
+			}
+		}
+		v, err := p.db.Get(k, nil)
 		switch {
 		case err == nil:
 			if v == nil {
@@ -115,33 +96,56 @@ func (kb *keyed) Get(ctx context.Context, keys [][]byte) ([][]byte, error) {
 			values[i] = v // goleveldb returns a copy
 		case errors.Is(err, goleveldb.ErrNotFound):
 		default:
-			return nil, fmt.Errorf("%s: get in %s: %w", kb.name, kb.dir, storageCause(err))
+			return nil, fmt.Errorf("%s: get in %s: %w", kb.name, p.dir, storageCause(err))
 		}
 	}
 	return values, nil
 }
 
-// Write applies mutations in order as one atomic batch.
+// Write applies mutations in order, as one atomic batch per part.
 func (kb *keyed) Write(ctx context.Context, mutations []sdk.Mutation) error {
 	if err := kb.check(); err != nil {
 		return err
 	}
-	b := kb.batch
-	b.Reset()
+	for _, b := range kb.batches {
+		b.Reset()
+	}
 	for _, mu := range mutations {
+		i := 0
+		if len(kb.parts) > 1 {
+			if i = kb.partIndex(sdk.KeyGroupOf(mu.Key)); i < 0 {
+				return fmt.Errorf("%s: write key of key group %d, outside its key groups %s: %w", kb.name, sdk.KeyGroupOf(mu.Key), kb.params.KeyGroups, sdk.ErrInvalidArgument)
+			}
+		}
 		if mu.Delete {
-			b.Delete(mu.Key)
+			kb.batches[i].Delete(mu.Key)
 		} else {
-			b.Put(mu.Key, mu.Value)
+			kb.batches[i].Put(mu.Key, mu.Value)
 		}
 	}
-	if err := kb.db.Write(b, nil); err != nil {
-		return fmt.Errorf("%s: write %d mutations in %s: %w", kb.name, len(mutations), kb.dir, storageCause(err))
+	for i, b := range kb.batches {
+		if b.Len() == 0 {
+			continue
+		}
+		if err := kb.parts[i].db.Write(b, nil); err != nil {
+			return fmt.Errorf("%s: write %d mutations in %s: %w", kb.name, b.Len(), kb.parts[i].dir, storageCause(err))
+		}
 	}
 	return nil
 }
 
-// Scan returns up to limit pairs in [start, end) in key order, copied.
+// partIndex returns the index of the part holding key group g, -1 when none does.
+func (kb *keyed) partIndex(g int) int {
+	for i, p := range kb.parts {
+		if p.kgs.Contains(g) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Scan returns up to limit pairs in [start, end) in key order, copied: the parts' pairs
+// within their key groups, part after part.
 func (kb *keyed) Scan(ctx context.Context, start, end []byte, limit int) ([]sdk.KV, error) {
 	if err := kb.check(); err != nil {
 		return nil, err
@@ -149,23 +153,33 @@ func (kb *keyed) Scan(ctx context.Context, start, end []byte, limit int) ([]sdk.
 	if limit <= 0 {
 		limit = defaultPageSize
 	}
-	it := kb.db.NewIterator(&util.Range{Start: start, Limit: end}, nil)
-	defer it.Release()
 	var out []sdk.KV
 	var arena []byte
-	for len(out) < limit && it.Next() {
-		k, v := it.Key(), it.Value()
-		if n := len(k) + len(v); cap(arena)-len(arena) < n {
-			arena = make([]byte, 0, max(arenaChunk, n))
+	for _, p := range kb.parts {
+		lo, hi, ok := p.clamp(start, end)
+		if !ok {
+			continue
 		}
-		a := len(arena)
-		arena = append(arena, k...)
-		b := len(arena)
-		arena = append(arena, v...)
-		out = append(out, sdk.KV{Key: arena[a:b:b], Value: arena[b:len(arena):len(arena)]})
-	}
-	if err := it.Error(); err != nil {
-		return nil, fmt.Errorf("%s: scan in %s: %w", kb.name, kb.dir, storageCause(err))
+		it := p.db.NewIterator(&util.Range{Start: lo, Limit: hi}, nil)
+		for len(out) < limit && it.Next() {
+			k, v := it.Key(), it.Value()
+			if n := len(k) + len(v); cap(arena)-len(arena) < n {
+				arena = make([]byte, 0, max(arenaChunk, n))
+			}
+			a := len(arena)
+			arena = append(arena, k...)
+			b := len(arena)
+			arena = append(arena, v...)
+			out = append(out, sdk.KV{Key: arena[a:b:b], Value: arena[b:len(arena):len(arena)]})
+		}
+		err := it.Error()
+		it.Release()
+		if err != nil {
+			return nil, fmt.Errorf("%s: scan in %s: %w", kb.name, p.dir, storageCause(err))
+		}
+		if len(out) == limit {
+			break
+		}
 	}
 	return out, nil
 }
@@ -176,10 +190,22 @@ func (kb *keyed) NotifyCheckpointComplete(ctx context.Context, checkpointID int6
 	if err := kb.check(); err != nil {
 		return err
 	}
-	if err := kb.st.resolve(checkpointID, true); err != nil {
-		return fmt.Errorf("%s: checkpoint %d complete: %w", kb.name, checkpointID, err)
+	return kb.resolve(checkpointID, true)
+}
+
+// resolve ends checkpoint id's pins in every part.
+func (kb *keyed) resolve(id int64, completed bool) error {
+	what := "aborted"
+	if completed {
+		what = "complete"
 	}
-	return nil
+	var errs []error
+	for _, p := range kb.parts {
+		if err := p.st.resolve(id, completed); err != nil {
+			errs = append(errs, fmt.Errorf("%s: checkpoint %d %s: %w", kb.name, id, what, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // NotifyCheckpointAborted ends the checkpoint's pin of its tables, deleting those nothing
@@ -188,34 +214,25 @@ func (kb *keyed) NotifyCheckpointAborted(ctx context.Context, checkpointID int64
 	if err := kb.check(); err != nil {
 		return err
 	}
-	if err := kb.st.resolve(checkpointID, false); err != nil {
-		return fmt.Errorf("%s: checkpoint %d aborted: %w", kb.name, checkpointID, err)
-	}
-	return nil
+	return kb.resolve(checkpointID, false)
 }
 
-// Close closes the database, deletes the remote tables only it used, and removes its
-// directory (and the job's directory when it is left empty).
+// Close closes the databases, deletes the remote tables only they used, and removes their
+// directories (and the job's directory when it is left empty).
 func (kb *keyed) Close() error {
 	kb.closeOnce.Do(func() {
 		kb.closed.Store(true)
-		kb.closeErr = kb.closeDB()
+		kb.closeErr = kb.closeParts()
 		os.Remove(kb.jobDir) // fails, harmlessly, while other subtasks use it
 	})
 	return kb.closeErr
 }
 
-// closeDB closes the database and its store and removes its directory.
-func (kb *keyed) closeDB() error {
+// closeParts closes every part.
+func (kb *keyed) closeParts() error {
 	var errs []error
-	if err := kb.db.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: close database in %s: %w", kb.name, kb.dir, err))
-	}
-	if err := kb.st.Close(); err != nil {
-		errs = append(errs, fmt.Errorf("%s: close storage of %s: %w", kb.name, kb.dir, err))
-	}
-	if err := os.RemoveAll(kb.dir); err != nil {
-		errs = append(errs, fmt.Errorf("%s: remove %s: %w", kb.name, kb.dir, err))
+	for _, p := range kb.parts {
+		errs = append(errs, p.close(kb.name))
 	}
 	return errors.Join(errs...)
 }

@@ -28,17 +28,37 @@ import (
 //	"manifest/<number>"        the bytes of goleveldb's manifest MANIFEST-<number>, up to its
 //	                           last whole record when the snapshot was taken
 //	"journal/<number>"         the bytes of journal <number>.log (the memtables)
-//	"table/<number>"           a JSON object {"num", "object", "size", "crc32c"}: table
-//	                           <number>.ldb is the remote object "object"; the tables
-//	                           listed are a superset of those the manifest references
+//	"table/<number>"           a JSON object {"num", "object", "size", "crc32c", "remote",
+//	                           "file", "copied"}: table <number>.ldb is the object "object"
+//	                           of the store "remote" (the layout's when absent), of "size"
+//	                           bytes and that CRC-32C; "file" names the handle's shared
+//	                           file that references it: the object itself, adopted in place
+//	                           by the checkpoint storage (sdk.RemoteFileAdopter), or, when
+//	                           "copied", a copy of its bytes. The tables listed are a
+//	                           superset of those the manifest references.
 //
+// The handle's other files are those shared files, one per table, named "table/<number>".
 // Restoring lays out the manifest and journals in a new directory and opens the database
-// with its tables on the remote store. Meta is a small JSON object, for people reading
-// checkpoint metadata: {"checkpoint", "tables", "table_bytes", "remote"}.
+// with its tables where they are; a copied table is first written back to the restoring
+// backend's remote store from its copy. A record without "file" (written before tables
+// had handles) names a table only its object holds. Meta is a small JSON object, for people
+// reading checkpoint metadata: {"checkpoint", "tables", "table_bytes", "remote"}.
 const FormatDisaggregated = "disaggregated-v1"
 
 // layoutFile is the name of the one stream of a FormatDisaggregated handle.
 const layoutFile = "layout"
+
+// tableInfo is what a snapshot lists of a table (see FormatDisaggregated).
+type tableInfo struct {
+	Num    int64  `json:"num"`
+	Object string `json:"object"`
+	Size   int64  `json:"size"`
+	CRC    uint32 `json:"crc32c"`
+	Remote string `json:"remote,omitempty"`
+	File   string `json:"file,omitempty"`
+	Copied bool   `json:"copied,omitempty"`
+	remote Remote // where Object is, while the snapshot is written
+}
 
 // layout is what a FormatDisaggregated handle holds.
 type layout struct {
@@ -68,6 +88,9 @@ func (l *layout) write(w *kvstream.Writer) error {
 		}
 	}
 	for _, t := range l.tables {
+		if t.remote != nil && t.remote.String() != l.remote {
+			t.Remote = t.remote.String()
+		}
 		b, err := json.Marshal(t)
 		if err != nil {
 			return err
@@ -104,7 +127,7 @@ func readLayout(r io.Reader) (*layout, error) {
 			l.journals[n] = v
 		case kind == "table":
 			var t tableInfo
-			if err := json.Unmarshal(v, &t); err != nil || t.Num != n || t.Object == "" {
+			if err := json.Unmarshal(v, &t); err != nil || t.Num != n || t.Object == "" || t.Copied && t.File == "" {
 				return nil, fmt.Errorf("layout record %q: %q: %w", k, v, sdk.ErrCorrupt)
 			}
 			l.tables = append(l.tables, t)

@@ -2,6 +2,7 @@ package disaggregated
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net/url"
@@ -152,12 +153,23 @@ func parseOptions(ctx context.Context, opts sdk.Options) (config, Remote, error)
 	}
 	remote, err := openRemote(ctx, c.remote, c.s3)
 	if err != nil {
-		return c, nil, &sdk.OptionError{Option: OptionRemote, Value: redacted(c.remote), Err: err}
+		return c, nil, remoteError(c.remote, err)
 	}
 	if err := os.MkdirAll(c.localDir, 0o755); err != nil {
 		return c, nil, &sdk.OptionError{Option: OptionLocalDir, Value: c.localDir, Err: fmt.Errorf("create working directory: %w", err)}
 	}
 	return c, remote, nil
+}
+
+// remoteError is the error of a remote store that could not be opened: an *sdk.OptionError
+// naming OptionRemote (the runner stops: the option is wrong), except for a store that did
+// not answer, which is an error of its own so that the restart strategy may try again (an
+// object store that is down now may answer later).
+func remoteError(uri string, err error) error {
+	if errors.Is(err, errUnreachable) {
+		return fmt.Errorf("option %s (%s): %w", OptionRemote, redacted(uri), err)
+	}
+	return &sdk.OptionError{Option: OptionRemote, Value: redacted(uri), Err: err}
 }
 
 // redacted returns uri with the password of its user information, if any, replaced, for

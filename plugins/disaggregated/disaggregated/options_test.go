@@ -62,9 +62,11 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// TestS3RemoteRefused: an s3:// remote whose endpoint refuses the bucket, or does not answer
-// before Configure's context is done, fails Configure with an *sdk.OptionError naming
-// "remote" and the bucket.
+// TestS3RemoteRefused: an s3:// remote whose endpoint refuses the bucket fails Configure
+// with an *sdk.OptionError naming "remote" and the bucket (the runner stops: the option is
+// wrong); one whose endpoint does not answer before Configure's context is done fails it
+// with an error naming them that is no *sdk.OptionError, so that the restart strategy may
+// outlast an object store that is down.
 func TestS3RemoteRefused(t *testing.T) {
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,20 +81,22 @@ func TestS3RemoteRefused(t *testing.T) {
 	cancelled, cancel := context.WithCancel(bg)
 	cancel()
 	for _, c := range []struct {
-		bucket string
-		ctx    context.Context
-		want   error
+		bucket    string
+		ctx       context.Context
+		want      error
+		permanent bool
 	}{
-		{"refused", bg, nil},
-		{"silent", cancelled, context.Canceled},
+		{"refused", bg, fs.ErrPermission, true},
+		{"silent", cancelled, context.Canceled, false},
 	} {
 		opts := sdk.Options{"localdir": t.TempDir(), "remote": "s3://" + c.bucket + "/x", "s3.endpoint": srv.URL,
 			"s3.region": "us-east-1", "s3.path-style": "true", "s3.access-key": "k", "s3.secret-key": "s3cret"}
 		err := New().Configure(c.ctx, opts)
 		var oe *sdk.OptionError
-		if !errors.As(err, &oe) || oe.Option != "remote" || !strings.Contains(err.Error(), "bucket "+c.bucket) ||
-			strings.Contains(err.Error(), "s3cret") || c.want != nil && !errors.Is(err, c.want) {
-			t.Fatalf("bucket %s: Configure = %v; want an *sdk.OptionError for remote naming the bucket (wrapping %v, no secret)", c.bucket, err, c.want)
+		if err == nil || errors.As(err, &oe) != c.permanent || c.permanent && oe.Option != "remote" ||
+			!strings.Contains(err.Error(), "remote") || !strings.Contains(err.Error(), "bucket "+c.bucket) ||
+			strings.Contains(err.Error(), "s3cret") || !errors.Is(err, c.want) {
+			t.Fatalf("bucket %s: Configure = %v; want an error naming remote and the bucket, wrapping %v, an *sdk.OptionError: %v, no secret", c.bucket, err, c.want, c.permanent)
 		}
 	}
 }

@@ -28,6 +28,13 @@ type s3Remote struct {
 	root   string // the S3 name of the store, "/bucket" or "/bucket/prefix"
 }
 
+// s3Retries is how many times the S3 client tries a request that got no answer (about a
+// second of backoff in all, where the client's default of 10 waits several): a store that
+// stays down must fail the call soon, so that goleveldb's own retries of a failed table
+// write (backoff from 1 s to 8 s) and the restart strategy take over, and so that closing
+// a keyed backend during an outage stays well within the runner's cancellation timeout.
+const s3Retries = 3
+
 // openS3Remote returns the Remote of an s3://bucket/prefix URI on the S3 client opts
 // configure (fsys.S3OptionKeys, and for what they leave unset the AWS environment
 // variables, as fsstorage reads them), once a HEAD of the bucket succeeds: a missing bucket
@@ -46,6 +53,7 @@ func openS3Remote(ctx context.Context, uri string, opts sdk.Options) (Remote, er
 	if err != nil {
 		return nil, err
 	}
+	cfg.MaxRetries = s3Retries
 	client, err := fsys.NewS3(cfg)
 	if err != nil {
 		return nil, err
@@ -58,8 +66,14 @@ func openS3Remote(ctx context.Context, uri string, opts sdk.Options) (Remote, er
 	return r, nil
 }
 
+// errUnreachable marks the failure of a store that did not answer (as opposed to one that
+// answered no): an outage the restart strategy may outlast, not a wrong option.
+var errUnreachable = errors.New("the store did not answer")
+
 // checkBucket stats the bucket, returning early (the request goes on in the background,
-// bounded by the client's retries) when ctx is done.
+// bounded by the client's retries) when ctx is done. A bucket that is missing or refused
+// is an error wrapping fs.ErrNotExist or fs.ErrPermission; a store that does not answer (or
+// answers with a failure of its own) one wrapping errUnreachable.
 func (r *s3Remote) checkBucket(ctx context.Context) error {
 	done := make(chan error, 1)
 	go func() {
@@ -68,12 +82,15 @@ func (r *s3Remote) checkBucket(ctx context.Context) error {
 	}()
 	select {
 	case err := <-done:
-		if err != nil {
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrInvalid):
 			return fmt.Errorf("bucket %s of %s (endpoint and credentials from the s3.* options or the AWS environment): %w", r.bucket[1:], r, err)
 		}
-		return nil
+		return fmt.Errorf("bucket %s of %s (endpoint and credentials from the s3.* options or the AWS environment): %w: %w", r.bucket[1:], r, errUnreachable, err)
 	case <-ctx.Done():
-		return fmt.Errorf("bucket %s of %s: no answer: %w", r.bucket[1:], r, ctx.Err())
+		return fmt.Errorf("bucket %s of %s: %w: %w", r.bucket[1:], r, errUnreachable, ctx.Err())
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	goleveldb "github.com/syndtr/goleveldb/leveldb"
 	"github.com/syndtr/goleveldb/leveldb/opt"
+	"github.com/syndtr/goleveldb/leveldb/util"
 
 	"github.com/flowstate/flowstate/sdk"
 	"github.com/flowstate/flowstate/sdk/kvstream"
@@ -16,51 +17,57 @@ import (
 // savepointFile is the name of the one stream of a savepoint.
 const savepointFile = "state"
 
-// snapshot is a snapshot waiting to be written: for a checkpoint the cut of the database
-// and its pinned tables, for a savepoint a goleveldb snapshot.
+// snapshot is a snapshot waiting to be written: for a checkpoint the cut of each part's
+// database and its pinned tables, for a savepoint a goleveldb snapshot of each part.
 type snapshot struct {
-	kb   *keyed
-	st   *store // the store whose tables are pinned
-	id   int64
-	full bool
+	kb    *keyed
+	parts []*part // the parts at the snapshot, in order
+	id    int64
+	full  bool
 
-	l    *layout             // a checkpoint
-	snap *goleveldb.Snapshot // a savepoint
+	cuts  []*layout             // a checkpoint: one per part
+	snaps []*goleveldb.Snapshot // a savepoint: one per part
 
 	mu       sync.Mutex // held by Write, so that Release waits for it
 	written  bool
 	released bool
 }
 
-// Snapshot freezes the state. For a checkpoint it cuts the database: it copies the
+// Snapshot freezes the state. For a checkpoint it cuts each part's database: it copies the
 // manifest up to its last whole record and the journals (the memtables), and pins the
-// remote tables, all while goleveldb writes no manifest record (store.takeCut), so quickly
-// and without a flush. For a savepoint it takes a goleveldb snapshot, written as a
-// canonical stream.
+// tables, all while goleveldb writes no manifest record (store.takeCut), so quickly and
+// without a flush. For a savepoint it takes a goleveldb snapshot of each part, written as
+// one canonical stream.
 func (kb *keyed) Snapshot(ctx context.Context, opts sdk.SnapshotOptions) (sdk.Snapshot, error) {
 	if err := kb.check(); err != nil {
 		return nil, err
 	}
-	s := &snapshot{kb: kb, st: kb.st, id: opts.CheckpointID, full: opts.Full}
-	if opts.Savepoint {
-		snap, err := kb.db.GetSnapshot()
-		if err != nil {
-			return nil, fmt.Errorf("%s: savepoint %d of %s: %w", kb.name, opts.CheckpointID, kb.dir, err)
+	s := &snapshot{kb: kb, parts: kb.parts, id: opts.CheckpointID, full: opts.Full}
+	for _, p := range s.parts {
+		if opts.Savepoint {
+			snap, err := p.db.GetSnapshot()
+			if err != nil {
+				s.Release()
+				return nil, fmt.Errorf("%s: savepoint %d of %s: %w", kb.name, opts.CheckpointID, p.dir, err)
+			}
+			s.snaps = append(s.snaps, snap)
+			continue
 		}
-		s.snap = snap
-		return s, nil
+		l, err := p.st.takeCut(opts.CheckpointID)
+		if err != nil {
+			s.Release()
+			return nil, fmt.Errorf("%s: %w", kb.name, err)
+		}
+		s.cuts = append(s.cuts, l)
 	}
-	l, err := kb.st.takeCut(opts.CheckpointID)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", kb.name, err)
-	}
-	s.l = l
 	return s, nil
 }
 
-// Write writes the snapshot: a checkpoint's layout into one exclusive stream (no table is
-// copied; a Full checkpoint first copies the tables this backend does not own, see the
-// package doc), a savepoint's pairs into one exclusive canonical stream.
+// Write writes the snapshot: for a checkpoint one handle per part, each an exclusive
+// layout stream and a shared file per table, the table adopted in place when streams take
+// files over and copied otherwise (a Full checkpoint first copies the tables the part does
+// not own, see the package doc); for a savepoint the pairs of every part in one exclusive
+// canonical stream.
 func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactory) ([]sdk.KeyedStateHandle, error) {
 	kb := s.kb
 	s.mu.Lock()
@@ -72,58 +79,98 @@ func (s *snapshot) Write(ctx context.Context, streams sdk.CheckpointStreamFactor
 	if err := kb.check(); err != nil {
 		return nil, fmt.Errorf("snapshot %d: %w", s.id, err)
 	}
+	if s.snaps != nil {
+		h, err := s.writeSavepoint(ctx, streams)
+		if err != nil {
+			return nil, err
+		}
+		return []sdk.KeyedStateHandle{h}, nil
+	}
+	out := make([]sdk.KeyedStateHandle, len(s.parts))
+	for i, p := range s.parts {
+		h, err := s.writeCut(ctx, streams, p, s.cuts[i])
+		if err != nil {
+			return nil, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+// writeCut writes the handle of part p's cut l.
+func (s *snapshot) writeCut(ctx context.Context, streams sdk.CheckpointStreamFactory, p *part, l *layout) (sdk.KeyedStateHandle, error) {
+	if err := p.st.ownTables(ctx, l, s.full); err != nil {
+		return sdk.KeyedStateHandle{}, err
+	}
+	tables, err := p.st.tableHandles(ctx, s.id, l, streams, s.full)
+	if err != nil {
+		return sdk.KeyedStateHandle{}, err
+	}
 	out, err := streams.CreateCheckpointStateOutputStream(ctx, sdk.ScopeExclusive)
 	if err != nil {
-		return nil, fmt.Errorf("%s: snapshot %d: open stream: %w", kb.name, s.id, err)
+		return sdk.KeyedStateHandle{}, fmt.Errorf("open stream: %w", err)
 	}
 	defer out.Close()
-	h := sdk.KeyedStateHandle{KeyGroups: kb.params.KeyGroups}
-	if s.snap != nil {
-		h.Format, h.Files = sdk.FormatCanonical, []sdk.NamedStateHandle{{Name: savepointFile}}
-		err = s.serialize(ctx, kvstream.NewWriter(out))
-	} else {
-		if s.full {
-			if err := s.st.adopt(ctx, s.id, s.l.tables); err != nil {
-				return nil, fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
-			}
-		}
-		h.Format, h.Files = FormatDisaggregated, []sdk.NamedStateHandle{{Name: layoutFile}}
-		var bytes int64
-		for _, t := range s.l.tables {
-			bytes += t.Size
-		}
-		h.Meta, _ = json.Marshal(map[string]any{"checkpoint": s.id, "tables": len(s.l.tables), "table_bytes": bytes, "remote": s.l.remote})
-		if err = s.l.write(kvstream.NewWriter(out)); err != nil {
-			err = fmt.Errorf("%s: snapshot %d: %w", kb.name, s.id, err)
-		}
+	if err := l.write(kvstream.NewWriter(out)); err != nil {
+		return sdk.KeyedStateHandle{}, err
 	}
+	lh, err := out.CloseAndGetHandle(ctx)
 	if err != nil {
-		return nil, err
+		return sdk.KeyedStateHandle{}, fmt.Errorf("close stream: %w", err)
 	}
+	var bytes int64
+	for _, t := range l.tables {
+		bytes += t.Size
+	}
+	h := sdk.KeyedStateHandle{KeyGroups: p.kgs, Format: FormatDisaggregated,
+		Files: append([]sdk.NamedStateHandle{{Name: layoutFile, Handle: lh}}, tables...)}
+	h.Meta, _ = json.Marshal(map[string]any{"checkpoint": s.id, "tables": len(l.tables), "table_bytes": bytes, "remote": l.remote})
+	return h, nil
+}
+
+// writeSavepoint writes the pairs of every part, within its key groups, to one canonical
+// stream.
+func (s *snapshot) writeSavepoint(ctx context.Context, streams sdk.CheckpointStreamFactory) (sdk.KeyedStateHandle, error) {
+	kb := s.kb
+	out, err := streams.CreateCheckpointStateOutputStream(ctx, sdk.ScopeExclusive)
+	if err != nil {
+		return sdk.KeyedStateHandle{}, fmt.Errorf("%s: snapshot %d: open stream: %w", kb.name, s.id, err)
+	}
+	defer out.Close()
+	if err := s.serialize(ctx, kvstream.NewWriter(out)); err != nil {
+		return sdk.KeyedStateHandle{}, err
+	}
+	h := sdk.KeyedStateHandle{KeyGroups: kb.params.KeyGroups, Format: sdk.FormatCanonical, Files: []sdk.NamedStateHandle{{Name: savepointFile}}}
 	if h.Files[0].Handle, err = out.CloseAndGetHandle(ctx); err != nil {
-		return nil, fmt.Errorf("%s: snapshot %d: close stream: %w", kb.name, s.id, err)
+		return sdk.KeyedStateHandle{}, fmt.Errorf("%s: snapshot %d: close stream: %w", kb.name, s.id, err)
 	}
-	return []sdk.KeyedStateHandle{h}, nil
+	return h, nil
 }
 
 // serialize copies every pair of the savepoint to w and closes w.
 func (s *snapshot) serialize(ctx context.Context, w *kvstream.Writer) error {
 	kb := s.kb
-	it := s.snap.NewIterator(nil, &opt.ReadOptions{DontFillCache: true})
-	defer it.Release()
 	var n int64
-	for it.Next() {
-		if err := w.Write(it.Key(), it.Value()); err != nil {
-			return fmt.Errorf("%s: savepoint %d: %w", kb.name, s.id, err)
-		}
-		if n++; n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
+	for i, p := range s.parts {
+		lo, hi, _ := p.clamp(nil, nil)
+		it := s.snaps[i].NewIterator(&util.Range{Start: lo, Limit: hi}, &opt.ReadOptions{DontFillCache: true})
+		for it.Next() {
+			if err := w.Write(it.Key(), it.Value()); err != nil {
+				it.Release()
 				return fmt.Errorf("%s: savepoint %d: %w", kb.name, s.id, err)
 			}
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					it.Release()
+					return fmt.Errorf("%s: savepoint %d: %w", kb.name, s.id, err)
+				}
+			}
 		}
-	}
-	if err := it.Error(); err != nil {
-		return fmt.Errorf("%s: savepoint %d: read %s: %w", kb.name, s.id, kb.dir, storageCause(err))
+		err := it.Error()
+		it.Release()
+		if err != nil {
+			return fmt.Errorf("%s: savepoint %d: read %s: %w", kb.name, s.id, p.dir, storageCause(err))
+		}
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("%s: savepoint %d: %w", kb.name, s.id, err)
@@ -141,9 +188,12 @@ func (s *snapshot) Release() {
 		return
 	}
 	s.released = true
-	if s.snap != nil {
-		s.snap.Release()
-	} else if !s.written {
-		s.st.resolve(s.id, false) // a failed deletion leaves an unused table: never a loss
+	for _, snap := range s.snaps {
+		snap.Release()
+	}
+	if !s.written {
+		for i := range s.cuts {
+			s.parts[i].st.resolve(s.id, false) // a failed deletion leaves an unused table: never a loss
+		}
 	}
 }

@@ -4,24 +4,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"sync"
 
 	"github.com/syndtr/goleveldb/leveldb/storage"
+
+	"github.com/flowstate/flowstate/sdk"
 )
 
 // store is the goleveldb storage (storage.Storage) of one database: its journals, manifests
 // and CURRENT file stay in a local directory (goleveldb's own file storage), and its table
-// files (.ldb, written once and never changed) live on the remote store, uploaded when
-// goleveldb closes them and read through the cache.
+// files (.ldb, written once and never changed) live on remote stores (the tables it writes
+// on its own, uploaded when goleveldb syncs them; restored ones where their checkpoint
+// lists them), read through the cache.
 //
-// It also keeps who uses each remote table (the ownership rule of the package doc): the
-// live database, the snapshots written and not yet complete or aborted, and the completed
-// checkpoints. It deletes a remote table only when it created it and nothing uses it.
+// It also keeps who uses each remote table (the ownership rules of the package doc, in
+// tables.go): the live database, the snapshots written and not yet complete or aborted,
+// and the completed checkpoints. It deletes a remote table only when it created it and
+// nothing uses it.
 type store struct {
 	local  storage.Storage // goleveldb's file storage of dir
 	dir    string
@@ -44,46 +48,26 @@ type store struct {
 	manifestN map[storage.FileDesc]*int64 // manifest bytes written
 }
 
-// table is one table file of the database.
-type table struct {
-	num    int64
-	object string // its name on the remote store
-	size   int64
-	crc    uint32 // CRC-32C of its bytes
-	// owned says this store created the object; a table restored from a checkpoint
-	// belongs to the checkpoint and the store never deletes it.
-	owned bool
-	// live says goleveldb has not removed it.
-	live bool
-	// pending are the checkpoints whose written snapshots list it, neither complete nor
-	// aborted.
-	pending map[int64]bool
-	// checkpointed says a completed checkpoint lists it: from then on the checkpoint
-	// owns it, and the live database only uses it.
-	checkpointed bool
-}
-
-// tableInfo is what a snapshot lists of a table.
-type tableInfo struct {
-	Num    int64  `json:"num"`
-	Object string `json:"object"`
-	Size   int64  `json:"size"`
-	CRC    uint32 `json:"crc32c"`
-}
-
-// newStore returns the store of a database in dir (created), with restored the tables of
-// the checkpoint it restores (nil for an empty database).
-func newStore(dir string, remote Remote, c *cache, prefix string, restored []tableInfo) (*store, error) {
+// newStore returns the store of a database in dir (created) whose new tables go to remote
+// as prefix<number>.ldb.
+func newStore(dir string, remote Remote, c *cache, prefix string) (*store, error) {
 	local, err := storage.OpenFile(dir, false)
 	if err != nil {
 		return nil, fmt.Errorf("open local directory %s: %w", dir, err)
 	}
-	s := &store{local: local, dir: dir, remote: remote, cache: c, prefix: prefix, tables: map[int64]*table{},
-		synced: map[storage.FileDesc]int64{}, written: map[storage.FileDesc]*int64{}, manifestN: map[storage.FileDesc]*int64{}}
-	for _, t := range restored {
-		s.tables[t.Num] = &table{num: t.Num, object: t.Object, size: t.Size, crc: t.CRC, live: true, pending: map[int64]bool{}}
+	return &store{local: local, dir: dir, remote: remote, cache: c, prefix: prefix, tables: map[int64]*table{},
+		synced: map[storage.FileDesc]int64{}, written: map[storage.FileDesc]*int64{}, manifestN: map[storage.FileDesc]*int64{}}, nil
+}
+
+// addRestored adds the tables of the checkpoint the database restores, before goleveldb
+// opens it.
+func (s *store) addRestored(tables []*table) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range tables {
+		t.live, t.pending = true, map[int64]bool{}
+		s.tables[t.num] = t
 	}
-	return s, nil
 }
 
 var _ storage.Storage = (*store)(nil)
@@ -127,24 +111,32 @@ func (s *store) List(ft storage.FileType) ([]storage.FileDesc, error) {
 	return fds, nil
 }
 
-// Open opens a local file, or a table through the cache.
+// Open opens a local file, or a table through the cache. A table missing on its store, or
+// whose bytes are not those written, is an *storage.ErrCorrupted for goleveldb; any other
+// failure to fetch it (the store unreachable, the cache's disk full) is a plain error,
+// which goleveldb takes as transient: the read fails, a compaction is tried again later,
+// and nothing sticks once the store answers again.
 func (s *store) Open(fd storage.FileDesc) (storage.Reader, error) {
 	if fd.Type != storage.TypeTable {
 		return s.local.Open(fd)
 	}
 	s.mu.Lock()
 	t := s.tables[fd.Num]
+	var remote Remote
 	var info tableInfo
 	if t != nil && t.live {
-		info = tableInfo{Num: t.num, Object: t.object, Size: t.size, CRC: t.crc}
+		remote, info = t.remote, t.info()
 	}
 	s.mu.Unlock()
-	if info.Object == "" {
-		return nil, fmt.Errorf("open table %s in %s: %w", fd, s.dir, os.ErrNotExist)
+	if remote == nil {
+		return nil, &storage.ErrCorrupted{Fd: fd, Err: fmt.Errorf("open table %s in %s: %w", fd, s.dir, os.ErrNotExist)}
 	}
-	f, e, err := s.cache.acquire(context.Background(), s.remote, info.Object, info.Size, info.CRC)
+	f, e, err := s.cache.acquire(context.Background(), remote, info.Object, info.Size, info.CRC)
 	if err != nil {
-		return nil, &storage.ErrCorrupted{Fd: fd, Err: err}
+		if errors.Is(err, sdk.ErrCorrupt) || errors.Is(err, fs.ErrNotExist) {
+			return nil, &storage.ErrCorrupted{Fd: fd, Err: err}
+		}
+		return nil, err
 	}
 	return &cachedReader{File: f, release: func() { s.cache.release(e) }}, nil
 }
@@ -171,7 +163,7 @@ func (s *store) Create(fd storage.FileDesc) (storage.Writer, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &tableWriter{s: s, fd: fd, f: f, crc: crc32.New(castagnoli)}, nil
+		return &tableWriter{s: s, fd: fd, f: f, crc: newCRC()}, nil
 	case storage.TypeManifest, storage.TypeJournal:
 		w, err := s.local.Create(fd)
 		if err != nil {
@@ -224,15 +216,19 @@ func (w *cutWriter) Sync() error {
 func (w *cutWriter) Close() error { return w.w.Close() }
 
 // tableWriter writes a new table to a file in the cache directory and, when goleveldb
-// closes it, uploads it to the remote store (conditionally: the name is new) and hands the
-// file to the cache.
+// syncs it (once, when the table is complete), uploads it to the remote store
+// (conditionally: the name is new) and hands the file to the cache. The upload is in Sync,
+// not Close, because goleveldb ignores the error of a table's Close but not of its Sync: a
+// failed upload then fails the flush or compaction, which goleveldb tries again, instead of
+// a version that names a table the store never got.
 type tableWriter struct {
-	s    *store
-	fd   storage.FileDesc
-	f    *os.File
-	crc  hash32
-	size int64
-	done bool
+	s      *store
+	fd     storage.FileDesc
+	f      *os.File
+	crc    hash32
+	size   int64
+	synced bool // uploaded and cached
+	closed bool // the file is closed
 }
 
 // hash32 is the part of hash.Hash32 tableWriter uses.
@@ -242,49 +238,75 @@ type hash32 interface {
 }
 
 func (w *tableWriter) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, fmt.Errorf("write table %s: %w", w.fd, os.ErrClosed)
+	}
 	n, err := w.f.Write(p)
 	w.crc.Write(p[:n])
 	w.size += int64(n)
 	return n, err
 }
 
-// Sync does nothing: the upload at Close is what makes a table durable.
-func (w *tableWriter) Sync() error { return nil }
-
-func (w *tableWriter) Close() error {
-	if w.done {
+// Sync uploads the table and registers it with the store. goleveldb calls it once the
+// table is written whole, then closes the writer.
+func (w *tableWriter) Sync() error {
+	if w.synced {
 		return nil
 	}
-	w.done = true
+	if w.closed {
+		return fmt.Errorf("sync table %s: %w", w.fd, os.ErrClosed)
+	}
 	s := w.s
 	tmp := w.f.Name()
+	w.closed = true
 	if err := w.f.Close(); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("write table %s: %w", w.fd, err)
 	}
-	object := fmt.Sprintf("%s%06d.ldb", s.prefix, w.fd.Num)
-	if err := upload(s.remote, object, tmp, w.size); err != nil {
+	object, err := s.upload(context.Background(), fmt.Sprintf("%06d", w.fd.Num), tmp, w.size)
+	if err != nil {
 		os.Remove(tmp)
 		return err
 	}
-	t := &table{num: w.fd.Num, object: object, size: w.size, crc: w.crc.Sum32(), owned: true, live: true, pending: map[int64]bool{}}
+	w.synced = true
+	t := &table{num: w.fd.Num, remote: s.remote, object: object, size: w.size, crc: w.crc.Sum32(), owned: true, live: true, pending: map[int64]bool{}}
 	s.mu.Lock()
 	s.tables[t.num] = t
 	s.mu.Unlock()
-	return s.cache.add(object, tmp, w.size)
+	return s.cache.add(s.remote, object, tmp, w.size)
 }
 
-// upload creates object from the file at path.
-func upload(remote Remote, object, path string, size int64) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("upload table %s: %w", object, err)
-	}
-	defer f.Close()
-	if err := remote.Create(context.Background(), object, f, size); err != nil {
-		return fmt.Errorf("upload table %s: %w", object, err)
+// Close removes the file of a table that was never synced (goleveldb dropped it).
+func (w *tableWriter) Close() error {
+	if !w.closed {
+		w.closed = true
+		w.f.Close()
+		os.Remove(w.f.Name())
 	}
 	return nil
+}
+
+// upload creates a new object of the store, <prefix><base>.ldb, from the file at path, and
+// returns its name. A name already taken can only be an upload of this store that failed
+// as far as it could tell (goleveldb then writes the table again under the same number):
+// the bytes go under a name of their own, <prefix><base>-<random>.ldb.
+func (s *store) upload(ctx context.Context, base, path string, size int64) (string, error) {
+	object := s.prefix + base + ".ldb"
+	for attempt := 0; ; attempt++ {
+		f, err := os.Open(path)
+		if err != nil {
+			return "", fmt.Errorf("upload table %s: %w", object, err)
+		}
+		err = s.remote.Create(ctx, object, f, size)
+		f.Close()
+		if err == nil {
+			return object, nil
+		}
+		if !errors.Is(err, fs.ErrExist) || attempt == 3 {
+			return "", fmt.Errorf("upload table %s: %w", object, err)
+		}
+		object = s.prefix + base + "-" + randomSuffix() + ".ldb"
+	}
 }
 
 // Remove removes a local file, or ends the live database's use of a table.
@@ -330,30 +352,18 @@ func (s *store) Close() error {
 	return errors.Join(s.deleteTables(del), s.local.Close())
 }
 
-// unusedLocked returns t (and forgets it) when it may be deleted now: this store created
-// it and neither the live database, nor a pending snapshot, nor a completed checkpoint
-// uses it; s.mu is held.
-func (s *store) unusedLocked(t *table) []*table {
-	if t.live || t.checkpointed || len(t.pending) > 0 {
-		return nil
-	}
-	delete(s.tables, t.num)
-	if !t.owned {
-		return nil
-	}
-	return []*table{t}
-}
-
-// deleteTables deletes the remote objects of tables and their cached files.
+// deleteTables deletes the remote objects of tables and their cached files. It stops at
+// the first object its store fails to delete (the store is likely down, and each request
+// may take the client's retries): those left stay on the store unused, which never loses
+// anything.
 func (s *store) deleteTables(tables []*table) error {
-	var errs []error
-	for _, t := range tables {
-		s.cache.drop(t.object)
-		if err := s.remote.Delete(context.Background(), t.object); err != nil {
-			errs = append(errs, fmt.Errorf("delete unused table %s: %w", t.object, err))
+	for i, t := range tables {
+		s.cache.drop(t.remote, t.object)
+		if err := t.remote.Delete(context.Background(), t.object); err != nil {
+			return fmt.Errorf("delete unused table %s (%d more left unused on the store): %w", t.object, len(tables)-1-i, err)
 		}
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // takeCut copies the manifest and journals while no record is being written to them, and
@@ -383,8 +393,8 @@ func (s *store) takeCut(id int64) (*layout, error) {
 	defer s.mu.Unlock()
 	for _, t := range s.tables {
 		if t.live {
-			t.pending[id] = true
-			l.tables = append(l.tables, tableInfo{Num: t.num, Object: t.object, Size: t.size, CRC: t.crc})
+			t.pending[id] = false
+			l.tables = append(l.tables, t.info())
 		}
 	}
 	sort.Slice(l.tables, func(i, j int) bool { return l.tables[i].Num < l.tables[j].Num })
@@ -405,26 +415,6 @@ func readPrefix(path string, n int64) ([]byte, error) {
 	return b, nil
 }
 
-// resolve ends checkpoint id's pending use of the tables: when it completed, the
-// checkpoint owns them from now on; when it was aborted, the tables it alone used are
-// deleted.
-func (s *store) resolve(id int64, completed bool) error {
-	s.mu.Lock()
-	var del []*table
-	for _, t := range s.tables {
-		if !t.pending[id] {
-			continue
-		}
-		delete(t.pending, id)
-		if completed {
-			t.checkpointed = true
-		}
-		del = append(del, s.unusedLocked(t)...)
-	}
-	s.mu.Unlock()
-	return s.deleteTables(del)
-}
-
 // storageCause returns the error a goleveldb error of the storage carries (goleveldb
 // reports a failed table open as a *storage.ErrCorrupted, which does not unwrap), so that
 // sdk.ErrCorrupt and fs.ErrNotExist show through; other errors come back as they are.
@@ -434,43 +424,4 @@ func storageCause(err error) error {
 		return fmt.Errorf("goleveldb file %s: %w", ec.Fd, ec.Err)
 	}
 	return err
-}
-
-// adopt makes every table of tables (the list of checkpoint id's snapshot) one this store
-// owns: a table restored from a checkpoint is copied, on the remote store, to an object of
-// the store's own, which the live database and the list use from then on. It is what a
-// Full checkpoint does, so that it lists no object of a checkpoint the job does not own
-// (NO_CLAIM). On S3 the copy is a server-side CopyObject; here it streams the file.
-func (s *store) adopt(ctx context.Context, id int64, tables []tableInfo) error {
-	for i, info := range tables {
-		s.mu.Lock()
-		t := s.tables[info.Num]
-		foreign := t != nil && !t.owned && t.object == info.Object
-		s.mu.Unlock()
-		if !foreign {
-			continue
-		}
-		object := fmt.Sprintf("%sadopted-%06d.ldb", s.prefix, info.Num)
-		if err := copyObject(ctx, s.remote, info.Object, object, info.Size); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		t.object, t.owned = object, true
-		s.mu.Unlock()
-		tables[i].Object = object
-	}
-	return nil
-}
-
-// copyObject copies object from to a new object to, both of size bytes.
-func copyObject(ctx context.Context, remote Remote, from, to string, size int64) error {
-	rc, err := remote.Open(ctx, from)
-	if err != nil {
-		return fmt.Errorf("copy table %s to %s: %w", from, to, err)
-	}
-	defer rc.Close()
-	if err := remote.Create(ctx, to, rc, size); err != nil {
-		return fmt.Errorf("copy table %s to %s: %w", from, to, err)
-	}
-	return nil
 }

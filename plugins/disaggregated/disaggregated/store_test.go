@@ -31,7 +31,7 @@ func testDB(t *testing.T, bound int64) (*goleveldb.DB, *store, *cache, Remote) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := newStore(filepath.Join(root, "db"), remote, c, "t/", nil)
+	st, err := newStore(filepath.Join(root, "db"), remote, c, "t/")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,15 +4,19 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/flowstate/flowstate/sdk"
+	"github.com/flowstate/flowstate/sdk/sdktest"
 )
 
 // The test S3 server's fixed credentials (scripts/s3server.sh).
@@ -98,4 +102,59 @@ func s3TestBucket(t *testing.T) (string, sdk.Options) {
 	})
 	return bucket, sdk.Options{OptionS3Endpoint: endpoint, OptionS3Region: "us-east-1", OptionS3PathStyle: "true",
 		OptionS3AccessKey: testS3AccessKey, OptionS3SecretKey: testS3SecretKey}
+}
+
+// adoptingStreams are MemoryStreams whose checkpoint storage takes over the objects of one
+// remote store in place (sdk.RemoteFileAdopter), as fsstorage does for files on the medium
+// of its checkpoint directory: an object of the store that exists with its size is
+// adopted under its URI, and Open reads it there. Objects of other stores are refused
+// with sdk.ErrUnsupported.
+type adoptingStreams struct {
+	*sdktest.MemoryStreams
+	remote Remote
+	mu     sync.Mutex
+	refs   map[string]string // adopted ref -> object name
+}
+
+func newAdoptingStreams(t *testing.T, remote testStore) *adoptingStreams {
+	return &adoptingStreams{MemoryStreams: sdktest.NewMemoryStreams(), remote: remote.open(t), refs: map[string]string{}}
+}
+
+func (a *adoptingStreams) AdoptRemoteFiles(ctx context.Context, files []sdk.StreamStateHandle) ([]sdk.StreamStateHandle, error) {
+	out := make([]sdk.StreamStateHandle, len(files))
+	for i, f := range files {
+		name, ok := strings.CutPrefix(f.Ref, a.remote.String()+"/")
+		if !ok {
+			return nil, fmt.Errorf("adopt %s: not on %s: %w", f.Ref, a.remote, sdk.ErrUnsupported)
+		}
+		if n, err := a.remote.Size(ctx, name); err != nil || n != f.Size {
+			return nil, fmt.Errorf("adopt %s: %d bytes, %v: %w", f.Ref, n, err, sdk.ErrUnsupported)
+		}
+		a.mu.Lock()
+		a.refs[f.Ref] = name
+		a.mu.Unlock()
+		out[i] = sdk.StreamStateHandle{Ref: f.Ref, Size: f.Size, Scope: sdk.ScopeShared, Checksum: f.Checksum}
+	}
+	return out, nil
+}
+
+func (a *adoptingStreams) Open(ctx context.Context, h sdk.StreamStateHandle) (io.ReadCloser, error) {
+	a.mu.Lock()
+	name, ok := a.refs[h.Ref]
+	a.mu.Unlock()
+	if !ok {
+		return a.MemoryStreams.Open(ctx, h)
+	}
+	rc, err := a.remote.Open(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return sdktest.NewVerifyingReader(rc, h), nil
+}
+
+// snapshotTo takes a snapshot of kb with opts and writes it to streams
+// (sdktest.TakeSnapshot, with kb's own parameters).
+func snapshotTo(t *testing.T, kb sdk.KeyedStateBackend, opts sdk.SnapshotOptions, streams sdktest.SnapshotStreams) []sdk.KeyedStateHandle {
+	t.Helper()
+	return sdktest.TakeSnapshot(t, kb, kb.(*keyed).params, opts, streams)
 }

@@ -68,6 +68,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 		Region:       cfg.Region,
 		BucketLookup: lookup,
 		Transport:    transport,
+		MaxRetries:   cfg.MaxRetries,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("s3 client for endpoint %q: %w", cfg.Endpoint, err)

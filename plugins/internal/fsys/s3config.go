@@ -69,6 +69,10 @@ type S3Config struct {
 	PathStyle *bool
 	// PartSize is the multipart part size in bytes; 0 means DefaultS3PartSize.
 	PartSize int64
+	// MaxRetries is how many times the client tries a request that failed for want of an
+	// answer, waiting between tries (200 ms doubling to 1 s, jittered); 0 means the
+	// client's default, 10.
+	MaxRetries int
 }
 
 // S3ConfigFromOptions builds an S3Config from the plugin options (the keys S3OptionKeys

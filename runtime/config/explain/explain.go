@@ -213,7 +213,7 @@ func disaggregatedState(opts map[string]string) string {
 		return fmt.Sprintf("Working state's table files live in %s, %s: they survive losing this machine only if that directory does (a shared file system).", remote, caching)
 	}
 	return fmt.Sprintf("The object store holds the working state: its table files live in %s, %s. Losing this machine loses only those journals and the cache; "+
-		"with checkpoints on remote storage too, a runner anywhere restores the last checkpoint and, at the same parallelism, opens its tables in place.", remote, caching)
+		"with checkpoints on remote storage too, a runner anywhere restores the last checkpoint and opens its tables in place, at any parallelism.", remote, caching)
 }
 
 // warnLocalDir warns about a leveldb working directory that is remote or on a network file

@@ -82,7 +82,7 @@ func TestExplainWhereStateAndCheckpointsLive(t *testing.T) {
 			[]string{"leveldb works only on local files and never reads or writes remote storage",
 				"leveldb is meant for state larger than memory, but jmstorage caps each state chunk at 5 MiB"}},
 		{"disaggregated on s3", "state.backend.type: disaggregated\nstate.backend.disaggregated.remote: s3://b/tables\nstate.backend.disaggregated.cache-size: 1gb\nexecution.checkpointing.dir: s3://b/ck\nexecution.checkpointing.interval: 1s\n",
-			ptr(true), ptr(true), []string{"The object store holds the working state", "s3://b/tables", "cache of at most 1gb", "at the same parallelism, opens its tables in place"}, nil, nil},
+			ptr(true), ptr(true), []string{"The object store holds the working state", "s3://b/tables", "cache of at most 1gb", "opens its tables in place, at any parallelism"}, nil, nil},
 		{"disaggregated on a local directory", "state.backend.type: disaggregated\nstate.backend.disaggregated.remote: file:///var/tables\nexecution.checkpointing.dir: s3://b/ck\nexecution.checkpointing.interval: 1s\n",
 			ptr(true), ptr(true), []string{"file:///var/tables", "cache of at most 256mb", "only if that directory does"}, nil, nil},
 		{"disaggregated by default", "state.backend.type: disaggregated\nexecution.checkpointing.dir: s3://b/ck\nexecution.checkpointing.interval: 1s\n",

@@ -21,7 +21,8 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 		return nil, convert.Errors.FromStatus(err)
 	}
 	// Send errors show up as the error of the next Recv.
-	_ = st.Send(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Start{Start: &pb.SnapshotWriteStart{SnapshotId: id}}})
+	adopter, _ := streams.(sdk.RemoteFileAdopter)
+	_ = st.Send(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Start{Start: &pb.SnapshotWriteStart{SnapshotId: id, AdoptsRemoteFiles: adopter != nil}}})
 	open := map[uint64]sdk.CheckpointStateOutputStream{}
 	failed := map[uint64]error{}
 	files := localFiles{f: map[uint64]localFile{}}
@@ -115,6 +116,8 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 				closed.Error = convert.Errors.ToProto(fmt.Errorf("state stream %d is not open: %w", sid, sdk.ErrInvalidArgument))
 			}
 			reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Closed{Closed: closed}})
+		case *pb.SnapshotWritePluginMessage_Adopt:
+			reply(&pb.SnapshotWriteHostMessage{Msg: &pb.SnapshotWriteHostMessage_Adopted{Adopted: adoptFiles(ctx, adopter, x.Adopt)}})
 		case *pb.SnapshotWritePluginMessage_Done:
 			_ = st.CloseSend()
 			for {
@@ -128,6 +131,27 @@ func writeSnapshotOnPlugin(ctx context.Context, c pb.StateBackendClient, id uint
 			return convert.KeyedHandlesFromProto(x.Done.Handles), nil
 		}
 	}
+}
+
+// adoptFiles answers a plugin's AdoptFiles with the host's adopter (nil: the host offered
+// none, and the plugin should not have asked).
+func adoptFiles(ctx context.Context, adopter sdk.RemoteFileAdopter, m *pb.AdoptFiles) *pb.FilesAdopted {
+	out := &pb.FilesAdopted{RequestId: m.RequestId}
+	if adopter == nil {
+		out.Error = convert.Errors.ToProto(fmt.Errorf("adopt remote files: the host's streams do not: %w", sdk.ErrUnsupported))
+		return out
+	}
+	files := convert.StreamHandlesFromProto(m.Files)
+	hs, err := adopter.AdoptRemoteFiles(ctx, files)
+	if err == nil {
+		hs, err = adopted(files, hs)
+	}
+	if err != nil {
+		out.Error = convert.Errors.ToProto(err)
+		return out
+	}
+	out.Handles = convert.StreamHandlesToProto(hs)
+	return out
 }
 
 // localFiles are the local state files a snapshot write opened (sdk.LocalStateFactory):

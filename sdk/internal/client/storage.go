@@ -42,14 +42,17 @@ func (s *storageClient) CreateCheckpointStorage(ctx context.Context, jobID strin
 	}
 	a := &accessClient{c: s.rpc.storage, done: s.rpc.done, id: r.AccessId, ha: r.SupportsHighlyAvailableStorage, defaultSavepoint: r.HasDefaultSavepointLocation, locates: r.LocatesLocalState}
 	// The access always locates (LocalStatePath answers "" for a plugin access that does
-	// not), and lists and leases exactly when the plugin's access does: a type assertion
-	// on the result answers what it would answer on the plugin's access.
+	// not), and lists, leases and adopts exactly when the plugin's access does: a type
+	// assertion on the result answers what it would answer on the plugin's access.
 	with := optional.AccessInterfaces{Locator: a}
 	if r.ListsSharedState {
 		with.Lister = sharedListerClient{a}
 	}
 	if r.StoresLease {
 		with.Lease = leaseStoreClient{a}
+	}
+	if r.AdoptsRemoteFiles {
+		with.Adopter = adopterClient{a}
 	}
 	return optional.Access(a, with), nil
 }
@@ -405,7 +408,31 @@ func (a *accessClient) LocalStatePath(ctx context.Context, h sdk.StreamStateHand
 	return r.Path, nil
 }
 
+// adopterClient is the RemoteFileAdopter of an accessClient whose plugin access implements
+// it (see CreateCheckpointStorage).
+type adopterClient struct {
+	a *accessClient
+}
+
+// AdoptRemoteFiles implements sdk.RemoteFileAdopter over the AdoptRemoteFiles RPC.
+func (r adopterClient) AdoptRemoteFiles(ctx context.Context, files []sdk.StreamStateHandle) ([]sdk.StreamStateHandle, error) {
+	res, err := r.a.c.AdoptRemoteFiles(ctx, &pb.AdoptRemoteFilesRequest{AccessId: r.a.id, Files: convert.StreamHandlesToProto(files)})
+	if err != nil {
+		return nil, convert.Errors.FromStatus(err)
+	}
+	return adopted(files, convert.StreamHandlesFromProto(res.Handles))
+}
+
+// adopted checks the answer of an adoption: one handle per file.
+func adopted(files, handles []sdk.StreamStateHandle) ([]sdk.StreamStateHandle, error) {
+	if len(handles) != len(files) {
+		return nil, fmt.Errorf("adopting %d remote files: %d handles came back: %w", len(files), len(handles), sdk.ErrCorrupt)
+	}
+	return handles, nil
+}
+
 var (
+	_ sdk.RemoteFileAdopter = adopterClient{}
 	_ sdk.SharedStateLister = sharedListerClient{}
 	_ sdk.LeaseStore        = leaseStoreClient{}
 	_ sdk.LocalStateLocator = (*accessClient)(nil)

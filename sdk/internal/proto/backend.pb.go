@@ -1147,6 +1147,7 @@ type SnapshotWriteHostMessage struct {
 	//	*SnapshotWriteHostMessage_Opened
 	//	*SnapshotWriteHostMessage_Closed
 	//	*SnapshotWriteHostMessage_Failed
+	//	*SnapshotWriteHostMessage_Adopted
 	Msg           isSnapshotWriteHostMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1225,6 +1226,15 @@ func (x *SnapshotWriteHostMessage) GetFailed() *StreamFailed {
 	return nil
 }
 
+func (x *SnapshotWriteHostMessage) GetAdopted() *FilesAdopted {
+	if x != nil {
+		if x, ok := x.Msg.(*SnapshotWriteHostMessage_Adopted); ok {
+			return x.Adopted
+		}
+	}
+	return nil
+}
+
 type isSnapshotWriteHostMessage_Msg interface {
 	isSnapshotWriteHostMessage_Msg()
 }
@@ -1247,6 +1257,10 @@ type SnapshotWriteHostMessage_Failed struct {
 	Failed *StreamFailed `protobuf:"bytes,4,opt,name=failed,proto3,oneof"`
 }
 
+type SnapshotWriteHostMessage_Adopted struct {
+	Adopted *FilesAdopted `protobuf:"bytes,5,opt,name=adopted,proto3,oneof"`
+}
+
 func (*SnapshotWriteHostMessage_Start) isSnapshotWriteHostMessage_Msg() {}
 
 func (*SnapshotWriteHostMessage_Opened) isSnapshotWriteHostMessage_Msg() {}
@@ -1255,11 +1269,17 @@ func (*SnapshotWriteHostMessage_Closed) isSnapshotWriteHostMessage_Msg() {}
 
 func (*SnapshotWriteHostMessage_Failed) isSnapshotWriteHostMessage_Msg() {}
 
+func (*SnapshotWriteHostMessage_Adopted) isSnapshotWriteHostMessage_Msg() {}
+
 type SnapshotWriteStart struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SnapshotId    uint64                 `protobuf:"varint,1,opt,name=snapshot_id,json=snapshotId,proto3" json:"snapshot_id,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	SnapshotId uint64                 `protobuf:"varint,1,opt,name=snapshot_id,json=snapshotId,proto3" json:"snapshot_id,omitempty"`
+	// adopts_remote_files says the host's streams take over remote files
+	// (sdk.RemoteFileAdopter): the plugin may then send AdoptFiles. Hosts of older SDKs
+	// leave it unset.
+	AdoptsRemoteFiles bool `protobuf:"varint,2,opt,name=adopts_remote_files,json=adoptsRemoteFiles,proto3" json:"adopts_remote_files,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *SnapshotWriteStart) Reset() {
@@ -1299,6 +1319,74 @@ func (x *SnapshotWriteStart) GetSnapshotId() uint64 {
 	return 0
 }
 
+func (x *SnapshotWriteStart) GetAdoptsRemoteFiles() bool {
+	if x != nil {
+		return x.AdoptsRemoteFiles
+	}
+	return false
+}
+
+// FilesAdopted answers AdoptFiles: the handles in the order of its files, or the error.
+type FilesAdopted struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     uint64                 `protobuf:"varint,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Handles       []*StreamStateHandle   `protobuf:"bytes,2,rep,name=handles,proto3" json:"handles,omitempty"`
+	Error         *Error                 `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FilesAdopted) Reset() {
+	*x = FilesAdopted{}
+	mi := &file_backend_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FilesAdopted) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FilesAdopted) ProtoMessage() {}
+
+func (x *FilesAdopted) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FilesAdopted.ProtoReflect.Descriptor instead.
+func (*FilesAdopted) Descriptor() ([]byte, []int) {
+	return file_backend_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *FilesAdopted) GetRequestId() uint64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
+func (x *FilesAdopted) GetHandles() []*StreamStateHandle {
+	if x != nil {
+		return x.Handles
+	}
+	return nil
+}
+
+func (x *FilesAdopted) GetError() *Error {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type StreamOpened struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	StreamId uint64                 `protobuf:"varint,1,opt,name=stream_id,json=streamId,proto3" json:"stream_id,omitempty"`
@@ -1315,7 +1403,7 @@ type StreamOpened struct {
 
 func (x *StreamOpened) Reset() {
 	*x = StreamOpened{}
-	mi := &file_backend_proto_msgTypes[21]
+	mi := &file_backend_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1327,7 +1415,7 @@ func (x *StreamOpened) String() string {
 func (*StreamOpened) ProtoMessage() {}
 
 func (x *StreamOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[21]
+	mi := &file_backend_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1340,7 +1428,7 @@ func (x *StreamOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamOpened.ProtoReflect.Descriptor instead.
 func (*StreamOpened) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{21}
+	return file_backend_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *StreamOpened) GetStreamId() uint64 {
@@ -1375,7 +1463,7 @@ type StreamClosed struct {
 
 func (x *StreamClosed) Reset() {
 	*x = StreamClosed{}
-	mi := &file_backend_proto_msgTypes[22]
+	mi := &file_backend_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1387,7 +1475,7 @@ func (x *StreamClosed) String() string {
 func (*StreamClosed) ProtoMessage() {}
 
 func (x *StreamClosed) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[22]
+	mi := &file_backend_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1400,7 +1488,7 @@ func (x *StreamClosed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamClosed.ProtoReflect.Descriptor instead.
 func (*StreamClosed) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{22}
+	return file_backend_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *StreamClosed) GetStreamId() uint64 {
@@ -1434,7 +1522,7 @@ type StreamFailed struct {
 
 func (x *StreamFailed) Reset() {
 	*x = StreamFailed{}
-	mi := &file_backend_proto_msgTypes[23]
+	mi := &file_backend_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1446,7 +1534,7 @@ func (x *StreamFailed) String() string {
 func (*StreamFailed) ProtoMessage() {}
 
 func (x *StreamFailed) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[23]
+	mi := &file_backend_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1459,7 +1547,7 @@ func (x *StreamFailed) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamFailed.ProtoReflect.Descriptor instead.
 func (*StreamFailed) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{23}
+	return file_backend_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *StreamFailed) GetStreamId() uint64 {
@@ -1485,6 +1573,7 @@ type SnapshotWritePluginMessage struct {
 	//	*SnapshotWritePluginMessage_Chunk
 	//	*SnapshotWritePluginMessage_Close
 	//	*SnapshotWritePluginMessage_Done
+	//	*SnapshotWritePluginMessage_Adopt
 	Msg           isSnapshotWritePluginMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1492,7 +1581,7 @@ type SnapshotWritePluginMessage struct {
 
 func (x *SnapshotWritePluginMessage) Reset() {
 	*x = SnapshotWritePluginMessage{}
-	mi := &file_backend_proto_msgTypes[24]
+	mi := &file_backend_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1593,7 @@ func (x *SnapshotWritePluginMessage) String() string {
 func (*SnapshotWritePluginMessage) ProtoMessage() {}
 
 func (x *SnapshotWritePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[24]
+	mi := &file_backend_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1606,7 @@ func (x *SnapshotWritePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWritePluginMessage.ProtoReflect.Descriptor instead.
 func (*SnapshotWritePluginMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{24}
+	return file_backend_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SnapshotWritePluginMessage) GetMsg() isSnapshotWritePluginMessage_Msg {
@@ -1563,6 +1652,15 @@ func (x *SnapshotWritePluginMessage) GetDone() *SnapshotWriteDone {
 	return nil
 }
 
+func (x *SnapshotWritePluginMessage) GetAdopt() *AdoptFiles {
+	if x != nil {
+		if x, ok := x.Msg.(*SnapshotWritePluginMessage_Adopt); ok {
+			return x.Adopt
+		}
+	}
+	return nil
+}
+
 type isSnapshotWritePluginMessage_Msg interface {
 	isSnapshotWritePluginMessage_Msg()
 }
@@ -1583,6 +1681,10 @@ type SnapshotWritePluginMessage_Done struct {
 	Done *SnapshotWriteDone `protobuf:"bytes,4,opt,name=done,proto3,oneof"`
 }
 
+type SnapshotWritePluginMessage_Adopt struct {
+	Adopt *AdoptFiles `protobuf:"bytes,5,opt,name=adopt,proto3,oneof"`
+}
+
 func (*SnapshotWritePluginMessage_Open) isSnapshotWritePluginMessage_Msg() {}
 
 func (*SnapshotWritePluginMessage_Chunk) isSnapshotWritePluginMessage_Msg() {}
@@ -1590,6 +1692,63 @@ func (*SnapshotWritePluginMessage_Chunk) isSnapshotWritePluginMessage_Msg() {}
 func (*SnapshotWritePluginMessage_Close) isSnapshotWritePluginMessage_Msg() {}
 
 func (*SnapshotWritePluginMessage_Done) isSnapshotWritePluginMessage_Msg() {}
+
+func (*SnapshotWritePluginMessage_Adopt) isSnapshotWritePluginMessage_Msg() {}
+
+// AdoptFiles asks the host to take over remote files (sdk.RemoteFileAdopter); only when
+// SnapshotWriteStart.adopts_remote_files was set. request_id is a fresh id of the plugin's
+// stream ids; FilesAdopted answers it.
+type AdoptFiles struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     uint64                 `protobuf:"varint,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Files         []*StreamStateHandle   `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdoptFiles) Reset() {
+	*x = AdoptFiles{}
+	mi := &file_backend_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdoptFiles) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdoptFiles) ProtoMessage() {}
+
+func (x *AdoptFiles) ProtoReflect() protoreflect.Message {
+	mi := &file_backend_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdoptFiles.ProtoReflect.Descriptor instead.
+func (*AdoptFiles) Descriptor() ([]byte, []int) {
+	return file_backend_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *AdoptFiles) GetRequestId() uint64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
+func (x *AdoptFiles) GetFiles() []*StreamStateHandle {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
 
 type OpenStream struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -1604,7 +1763,7 @@ type OpenStream struct {
 
 func (x *OpenStream) Reset() {
 	*x = OpenStream{}
-	mi := &file_backend_proto_msgTypes[25]
+	mi := &file_backend_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1616,7 +1775,7 @@ func (x *OpenStream) String() string {
 func (*OpenStream) ProtoMessage() {}
 
 func (x *OpenStream) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[25]
+	mi := &file_backend_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1629,7 +1788,7 @@ func (x *OpenStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStream.ProtoReflect.Descriptor instead.
 func (*OpenStream) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{25}
+	return file_backend_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *OpenStream) GetStreamId() uint64 {
@@ -1663,7 +1822,7 @@ type StreamChunk struct {
 
 func (x *StreamChunk) Reset() {
 	*x = StreamChunk{}
-	mi := &file_backend_proto_msgTypes[26]
+	mi := &file_backend_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1675,7 +1834,7 @@ func (x *StreamChunk) String() string {
 func (*StreamChunk) ProtoMessage() {}
 
 func (x *StreamChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[26]
+	mi := &file_backend_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1688,7 +1847,7 @@ func (x *StreamChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StreamChunk.ProtoReflect.Descriptor instead.
 func (*StreamChunk) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{26}
+	return file_backend_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *StreamChunk) GetStreamId() uint64 {
@@ -1721,7 +1880,7 @@ type CloseStream struct {
 
 func (x *CloseStream) Reset() {
 	*x = CloseStream{}
-	mi := &file_backend_proto_msgTypes[27]
+	mi := &file_backend_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1733,7 +1892,7 @@ func (x *CloseStream) String() string {
 func (*CloseStream) ProtoMessage() {}
 
 func (x *CloseStream) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[27]
+	mi := &file_backend_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1746,7 +1905,7 @@ func (x *CloseStream) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseStream.ProtoReflect.Descriptor instead.
 func (*CloseStream) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{27}
+	return file_backend_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CloseStream) GetStreamId() uint64 {
@@ -1787,7 +1946,7 @@ type SnapshotWriteDone struct {
 
 func (x *SnapshotWriteDone) Reset() {
 	*x = SnapshotWriteDone{}
-	mi := &file_backend_proto_msgTypes[28]
+	mi := &file_backend_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1799,7 +1958,7 @@ func (x *SnapshotWriteDone) String() string {
 func (*SnapshotWriteDone) ProtoMessage() {}
 
 func (x *SnapshotWriteDone) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[28]
+	mi := &file_backend_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1812,7 +1971,7 @@ func (x *SnapshotWriteDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SnapshotWriteDone.ProtoReflect.Descriptor instead.
 func (*SnapshotWriteDone) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{28}
+	return file_backend_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SnapshotWriteDone) GetHandles() []*KeyedStateHandle {
@@ -1844,7 +2003,7 @@ type RestoreHostMessage struct {
 
 func (x *RestoreHostMessage) Reset() {
 	*x = RestoreHostMessage{}
-	mi := &file_backend_proto_msgTypes[29]
+	mi := &file_backend_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1856,7 +2015,7 @@ func (x *RestoreHostMessage) String() string {
 func (*RestoreHostMessage) ProtoMessage() {}
 
 func (x *RestoreHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[29]
+	mi := &file_backend_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1869,7 +2028,7 @@ func (x *RestoreHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreHostMessage.ProtoReflect.Descriptor instead.
 func (*RestoreHostMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{29}
+	return file_backend_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *RestoreHostMessage) GetMsg() isRestoreHostMessage_Msg {
@@ -1939,7 +2098,7 @@ type RestoreStart struct {
 
 func (x *RestoreStart) Reset() {
 	*x = RestoreStart{}
-	mi := &file_backend_proto_msgTypes[30]
+	mi := &file_backend_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1951,7 +2110,7 @@ func (x *RestoreStart) String() string {
 func (*RestoreStart) ProtoMessage() {}
 
 func (x *RestoreStart) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[30]
+	mi := &file_backend_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1964,7 +2123,7 @@ func (x *RestoreStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreStart.ProtoReflect.Descriptor instead.
 func (*RestoreStart) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{30}
+	return file_backend_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *RestoreStart) GetBackendId() uint64 {
@@ -1997,7 +2156,7 @@ type ReadOpened struct {
 
 func (x *ReadOpened) Reset() {
 	*x = ReadOpened{}
-	mi := &file_backend_proto_msgTypes[31]
+	mi := &file_backend_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2009,7 +2168,7 @@ func (x *ReadOpened) String() string {
 func (*ReadOpened) ProtoMessage() {}
 
 func (x *ReadOpened) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[31]
+	mi := &file_backend_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2022,7 +2181,7 @@ func (x *ReadOpened) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadOpened.ProtoReflect.Descriptor instead.
 func (*ReadOpened) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{31}
+	return file_backend_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReadOpened) GetReadId() uint64 {
@@ -2059,7 +2218,7 @@ type ReadData struct {
 
 func (x *ReadData) Reset() {
 	*x = ReadData{}
-	mi := &file_backend_proto_msgTypes[32]
+	mi := &file_backend_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2230,7 @@ func (x *ReadData) String() string {
 func (*ReadData) ProtoMessage() {}
 
 func (x *ReadData) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[32]
+	mi := &file_backend_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2243,7 @@ func (x *ReadData) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadData.ProtoReflect.Descriptor instead.
 func (*ReadData) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{32}
+	return file_backend_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ReadData) GetReadId() uint64 {
@@ -2131,7 +2290,7 @@ type RestorePluginMessage struct {
 
 func (x *RestorePluginMessage) Reset() {
 	*x = RestorePluginMessage{}
-	mi := &file_backend_proto_msgTypes[33]
+	mi := &file_backend_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2143,7 +2302,7 @@ func (x *RestorePluginMessage) String() string {
 func (*RestorePluginMessage) ProtoMessage() {}
 
 func (x *RestorePluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[33]
+	mi := &file_backend_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2156,7 +2315,7 @@ func (x *RestorePluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestorePluginMessage.ProtoReflect.Descriptor instead.
 func (*RestorePluginMessage) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{33}
+	return file_backend_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *RestorePluginMessage) GetMsg() isRestorePluginMessage_Msg {
@@ -2243,7 +2402,7 @@ type OpenRead struct {
 
 func (x *OpenRead) Reset() {
 	*x = OpenRead{}
-	mi := &file_backend_proto_msgTypes[34]
+	mi := &file_backend_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2255,7 +2414,7 @@ func (x *OpenRead) String() string {
 func (*OpenRead) ProtoMessage() {}
 
 func (x *OpenRead) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[34]
+	mi := &file_backend_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2268,7 +2427,7 @@ func (x *OpenRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenRead.ProtoReflect.Descriptor instead.
 func (*OpenRead) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{34}
+	return file_backend_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *OpenRead) GetReadId() uint64 {
@@ -2301,7 +2460,7 @@ type ReadNext struct {
 
 func (x *ReadNext) Reset() {
 	*x = ReadNext{}
-	mi := &file_backend_proto_msgTypes[35]
+	mi := &file_backend_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2313,7 +2472,7 @@ func (x *ReadNext) String() string {
 func (*ReadNext) ProtoMessage() {}
 
 func (x *ReadNext) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[35]
+	mi := &file_backend_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2326,7 +2485,7 @@ func (x *ReadNext) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadNext.ProtoReflect.Descriptor instead.
 func (*ReadNext) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{35}
+	return file_backend_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ReadNext) GetReadId() uint64 {
@@ -2345,7 +2504,7 @@ type CloseRead struct {
 
 func (x *CloseRead) Reset() {
 	*x = CloseRead{}
-	mi := &file_backend_proto_msgTypes[36]
+	mi := &file_backend_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2357,7 +2516,7 @@ func (x *CloseRead) String() string {
 func (*CloseRead) ProtoMessage() {}
 
 func (x *CloseRead) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[36]
+	mi := &file_backend_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2370,7 +2529,7 @@ func (x *CloseRead) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRead.ProtoReflect.Descriptor instead.
 func (*CloseRead) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{36}
+	return file_backend_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *CloseRead) GetReadId() uint64 {
@@ -2389,7 +2548,7 @@ type RestoreDone struct {
 
 func (x *RestoreDone) Reset() {
 	*x = RestoreDone{}
-	mi := &file_backend_proto_msgTypes[37]
+	mi := &file_backend_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2401,7 +2560,7 @@ func (x *RestoreDone) String() string {
 func (*RestoreDone) ProtoMessage() {}
 
 func (x *RestoreDone) ProtoReflect() protoreflect.Message {
-	mi := &file_backend_proto_msgTypes[37]
+	mi := &file_backend_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2414,7 +2573,7 @@ func (x *RestoreDone) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestoreDone.ProtoReflect.Descriptor instead.
 func (*RestoreDone) Descriptor() ([]byte, []int) {
-	return file_backend_proto_rawDescGZIP(), []int{37}
+	return file_backend_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *RestoreDone) GetError() *Error {
@@ -2512,16 +2671,23 @@ const file_backend_proto_rawDesc = "" +
 	"key_groups\x18\x01 \x01(\v2\x1b.flowstate.v1.KeyGroupRangeR\tkeyGroups\x12\x16\n" +
 	"\x06format\x18\x02 \x01(\tR\x06format\x124\n" +
 	"\x05files\x18\x03 \x03(\v2\x1e.flowstate.v1.NamedStateHandleR\x05files\x12\x12\n" +
-	"\x04meta\x18\x04 \x01(\fR\x04meta\"\xfd\x01\n" +
+	"\x04meta\x18\x04 \x01(\fR\x04meta\"\xb5\x02\n" +
 	"\x18SnapshotWriteHostMessage\x128\n" +
 	"\x05start\x18\x01 \x01(\v2 .flowstate.v1.SnapshotWriteStartH\x00R\x05start\x124\n" +
 	"\x06opened\x18\x02 \x01(\v2\x1a.flowstate.v1.StreamOpenedH\x00R\x06opened\x124\n" +
 	"\x06closed\x18\x03 \x01(\v2\x1a.flowstate.v1.StreamClosedH\x00R\x06closed\x124\n" +
-	"\x06failed\x18\x04 \x01(\v2\x1a.flowstate.v1.StreamFailedH\x00R\x06failedB\x05\n" +
-	"\x03msg\"5\n" +
+	"\x06failed\x18\x04 \x01(\v2\x1a.flowstate.v1.StreamFailedH\x00R\x06failed\x126\n" +
+	"\aadopted\x18\x05 \x01(\v2\x1a.flowstate.v1.FilesAdoptedH\x00R\aadoptedB\x05\n" +
+	"\x03msg\"e\n" +
 	"\x12SnapshotWriteStart\x12\x1f\n" +
 	"\vsnapshot_id\x18\x01 \x01(\x04R\n" +
-	"snapshotId\"u\n" +
+	"snapshotId\x12.\n" +
+	"\x13adopts_remote_files\x18\x02 \x01(\bR\x11adoptsRemoteFiles\"\x93\x01\n" +
+	"\fFilesAdopted\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\x04R\trequestId\x129\n" +
+	"\ahandles\x18\x02 \x03(\v2\x1f.flowstate.v1.StreamStateHandleR\ahandles\x12)\n" +
+	"\x05error\x18\x03 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"u\n" +
 	"\fStreamOpened\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x12)\n" +
 	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\x12\x1d\n" +
@@ -2533,13 +2699,19 @@ const file_backend_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"V\n" +
 	"\fStreamFailed\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x12)\n" +
-	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"\xf0\x01\n" +
+	"\x05error\x18\x02 \x01(\v2\x13.flowstate.v1.ErrorR\x05error\"\xa2\x02\n" +
 	"\x1aSnapshotWritePluginMessage\x12.\n" +
 	"\x04open\x18\x01 \x01(\v2\x18.flowstate.v1.OpenStreamH\x00R\x04open\x121\n" +
 	"\x05chunk\x18\x02 \x01(\v2\x19.flowstate.v1.StreamChunkH\x00R\x05chunk\x121\n" +
 	"\x05close\x18\x03 \x01(\v2\x19.flowstate.v1.CloseStreamH\x00R\x05close\x125\n" +
-	"\x04done\x18\x04 \x01(\v2\x1f.flowstate.v1.SnapshotWriteDoneH\x00R\x04doneB\x05\n" +
-	"\x03msg\"o\n" +
+	"\x04done\x18\x04 \x01(\v2\x1f.flowstate.v1.SnapshotWriteDoneH\x00R\x04done\x120\n" +
+	"\x05adopt\x18\x05 \x01(\v2\x18.flowstate.v1.AdoptFilesH\x00R\x05adoptB\x05\n" +
+	"\x03msg\"b\n" +
+	"\n" +
+	"AdoptFiles\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\x04R\trequestId\x125\n" +
+	"\x05files\x18\x02 \x03(\v2\x1f.flowstate.v1.StreamStateHandleR\x05files\"o\n" +
 	"\n" +
 	"OpenStream\x12\x1b\n" +
 	"\tstream_id\x18\x01 \x01(\x04R\bstreamId\x12)\n" +
@@ -2618,7 +2790,7 @@ func file_backend_proto_rawDescGZIP() []byte {
 	return file_backend_proto_rawDescData
 }
 
-var file_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 38)
+var file_backend_proto_msgTypes = make([]protoimpl.MessageInfo, 40)
 var file_backend_proto_goTypes = []any{
 	(*KeyGroupRange)(nil),              // 0: flowstate.v1.KeyGroupRange
 	(*CreateKeyedBackendRequest)(nil),  // 1: flowstate.v1.CreateKeyedBackendRequest
@@ -2641,95 +2813,102 @@ var file_backend_proto_goTypes = []any{
 	(*KeyedStateHandle)(nil),           // 18: flowstate.v1.KeyedStateHandle
 	(*SnapshotWriteHostMessage)(nil),   // 19: flowstate.v1.SnapshotWriteHostMessage
 	(*SnapshotWriteStart)(nil),         // 20: flowstate.v1.SnapshotWriteStart
-	(*StreamOpened)(nil),               // 21: flowstate.v1.StreamOpened
-	(*StreamClosed)(nil),               // 22: flowstate.v1.StreamClosed
-	(*StreamFailed)(nil),               // 23: flowstate.v1.StreamFailed
-	(*SnapshotWritePluginMessage)(nil), // 24: flowstate.v1.SnapshotWritePluginMessage
-	(*OpenStream)(nil),                 // 25: flowstate.v1.OpenStream
-	(*StreamChunk)(nil),                // 26: flowstate.v1.StreamChunk
-	(*CloseStream)(nil),                // 27: flowstate.v1.CloseStream
-	(*SnapshotWriteDone)(nil),          // 28: flowstate.v1.SnapshotWriteDone
-	(*RestoreHostMessage)(nil),         // 29: flowstate.v1.RestoreHostMessage
-	(*RestoreStart)(nil),               // 30: flowstate.v1.RestoreStart
-	(*ReadOpened)(nil),                 // 31: flowstate.v1.ReadOpened
-	(*ReadData)(nil),                   // 32: flowstate.v1.ReadData
-	(*RestorePluginMessage)(nil),       // 33: flowstate.v1.RestorePluginMessage
-	(*OpenRead)(nil),                   // 34: flowstate.v1.OpenRead
-	(*ReadNext)(nil),                   // 35: flowstate.v1.ReadNext
-	(*CloseRead)(nil),                  // 36: flowstate.v1.CloseRead
-	(*RestoreDone)(nil),                // 37: flowstate.v1.RestoreDone
-	(*Error)(nil),                      // 38: flowstate.v1.Error
-	(*StreamStateHandle)(nil),          // 39: flowstate.v1.StreamStateHandle
-	(Scope)(0),                         // 40: flowstate.v1.Scope
-	(*Empty)(nil),                      // 41: flowstate.v1.Empty
+	(*FilesAdopted)(nil),               // 21: flowstate.v1.FilesAdopted
+	(*StreamOpened)(nil),               // 22: flowstate.v1.StreamOpened
+	(*StreamClosed)(nil),               // 23: flowstate.v1.StreamClosed
+	(*StreamFailed)(nil),               // 24: flowstate.v1.StreamFailed
+	(*SnapshotWritePluginMessage)(nil), // 25: flowstate.v1.SnapshotWritePluginMessage
+	(*AdoptFiles)(nil),                 // 26: flowstate.v1.AdoptFiles
+	(*OpenStream)(nil),                 // 27: flowstate.v1.OpenStream
+	(*StreamChunk)(nil),                // 28: flowstate.v1.StreamChunk
+	(*CloseStream)(nil),                // 29: flowstate.v1.CloseStream
+	(*SnapshotWriteDone)(nil),          // 30: flowstate.v1.SnapshotWriteDone
+	(*RestoreHostMessage)(nil),         // 31: flowstate.v1.RestoreHostMessage
+	(*RestoreStart)(nil),               // 32: flowstate.v1.RestoreStart
+	(*ReadOpened)(nil),                 // 33: flowstate.v1.ReadOpened
+	(*ReadData)(nil),                   // 34: flowstate.v1.ReadData
+	(*RestorePluginMessage)(nil),       // 35: flowstate.v1.RestorePluginMessage
+	(*OpenRead)(nil),                   // 36: flowstate.v1.OpenRead
+	(*ReadNext)(nil),                   // 37: flowstate.v1.ReadNext
+	(*CloseRead)(nil),                  // 38: flowstate.v1.CloseRead
+	(*RestoreDone)(nil),                // 39: flowstate.v1.RestoreDone
+	(*Error)(nil),                      // 40: flowstate.v1.Error
+	(*StreamStateHandle)(nil),          // 41: flowstate.v1.StreamStateHandle
+	(Scope)(0),                         // 42: flowstate.v1.Scope
+	(*Empty)(nil),                      // 43: flowstate.v1.Empty
 }
 var file_backend_proto_depIdxs = []int32{
 	0,  // 0: flowstate.v1.CreateKeyedBackendRequest.key_groups:type_name -> flowstate.v1.KeyGroupRange
 	9,  // 1: flowstate.v1.PipelineRequest.write:type_name -> flowstate.v1.WriteRequest
 	4,  // 2: flowstate.v1.PipelineRequest.get:type_name -> flowstate.v1.GetRequest
-	38, // 3: flowstate.v1.PipelineResponse.error:type_name -> flowstate.v1.Error
+	40, // 3: flowstate.v1.PipelineResponse.error:type_name -> flowstate.v1.Error
 	5,  // 4: flowstate.v1.PipelineResponse.get:type_name -> flowstate.v1.GetResponse
 	6,  // 5: flowstate.v1.WriteRequest.mutations:type_name -> flowstate.v1.Mutation
 	11, // 6: flowstate.v1.ScanResponse.pairs:type_name -> flowstate.v1.KV
-	39, // 7: flowstate.v1.NamedStateHandle.handle:type_name -> flowstate.v1.StreamStateHandle
+	41, // 7: flowstate.v1.NamedStateHandle.handle:type_name -> flowstate.v1.StreamStateHandle
 	0,  // 8: flowstate.v1.KeyedStateHandle.key_groups:type_name -> flowstate.v1.KeyGroupRange
 	17, // 9: flowstate.v1.KeyedStateHandle.files:type_name -> flowstate.v1.NamedStateHandle
 	20, // 10: flowstate.v1.SnapshotWriteHostMessage.start:type_name -> flowstate.v1.SnapshotWriteStart
-	21, // 11: flowstate.v1.SnapshotWriteHostMessage.opened:type_name -> flowstate.v1.StreamOpened
-	22, // 12: flowstate.v1.SnapshotWriteHostMessage.closed:type_name -> flowstate.v1.StreamClosed
-	23, // 13: flowstate.v1.SnapshotWriteHostMessage.failed:type_name -> flowstate.v1.StreamFailed
-	38, // 14: flowstate.v1.StreamOpened.error:type_name -> flowstate.v1.Error
-	39, // 15: flowstate.v1.StreamClosed.handle:type_name -> flowstate.v1.StreamStateHandle
-	38, // 16: flowstate.v1.StreamClosed.error:type_name -> flowstate.v1.Error
-	38, // 17: flowstate.v1.StreamFailed.error:type_name -> flowstate.v1.Error
-	25, // 18: flowstate.v1.SnapshotWritePluginMessage.open:type_name -> flowstate.v1.OpenStream
-	26, // 19: flowstate.v1.SnapshotWritePluginMessage.chunk:type_name -> flowstate.v1.StreamChunk
-	27, // 20: flowstate.v1.SnapshotWritePluginMessage.close:type_name -> flowstate.v1.CloseStream
-	28, // 21: flowstate.v1.SnapshotWritePluginMessage.done:type_name -> flowstate.v1.SnapshotWriteDone
-	40, // 22: flowstate.v1.OpenStream.scope:type_name -> flowstate.v1.Scope
-	18, // 23: flowstate.v1.SnapshotWriteDone.handles:type_name -> flowstate.v1.KeyedStateHandle
-	38, // 24: flowstate.v1.SnapshotWriteDone.error:type_name -> flowstate.v1.Error
-	30, // 25: flowstate.v1.RestoreHostMessage.start:type_name -> flowstate.v1.RestoreStart
-	31, // 26: flowstate.v1.RestoreHostMessage.opened:type_name -> flowstate.v1.ReadOpened
-	32, // 27: flowstate.v1.RestoreHostMessage.data:type_name -> flowstate.v1.ReadData
-	18, // 28: flowstate.v1.RestoreStart.handles:type_name -> flowstate.v1.KeyedStateHandle
-	38, // 29: flowstate.v1.ReadOpened.error:type_name -> flowstate.v1.Error
-	38, // 30: flowstate.v1.ReadData.error:type_name -> flowstate.v1.Error
-	34, // 31: flowstate.v1.RestorePluginMessage.open:type_name -> flowstate.v1.OpenRead
-	35, // 32: flowstate.v1.RestorePluginMessage.next:type_name -> flowstate.v1.ReadNext
-	36, // 33: flowstate.v1.RestorePluginMessage.close:type_name -> flowstate.v1.CloseRead
-	37, // 34: flowstate.v1.RestorePluginMessage.done:type_name -> flowstate.v1.RestoreDone
-	39, // 35: flowstate.v1.OpenRead.handle:type_name -> flowstate.v1.StreamStateHandle
-	38, // 36: flowstate.v1.RestoreDone.error:type_name -> flowstate.v1.Error
-	1,  // 37: flowstate.v1.StateBackend.CreateKeyedBackend:input_type -> flowstate.v1.CreateKeyedBackendRequest
-	4,  // 38: flowstate.v1.StateBackend.Get:input_type -> flowstate.v1.GetRequest
-	9,  // 39: flowstate.v1.StateBackend.Write:input_type -> flowstate.v1.WriteRequest
-	7,  // 40: flowstate.v1.StateBackend.Pipeline:input_type -> flowstate.v1.PipelineRequest
-	10, // 41: flowstate.v1.StateBackend.Scan:input_type -> flowstate.v1.ScanRequest
-	13, // 42: flowstate.v1.StateBackend.Snapshot:input_type -> flowstate.v1.SnapshotRequest
-	19, // 43: flowstate.v1.StateBackend.SnapshotWrite:input_type -> flowstate.v1.SnapshotWriteHostMessage
-	15, // 44: flowstate.v1.StateBackend.SnapshotRelease:input_type -> flowstate.v1.SnapshotReleaseRequest
-	29, // 45: flowstate.v1.StateBackend.Restore:input_type -> flowstate.v1.RestoreHostMessage
-	16, // 46: flowstate.v1.StateBackend.NotifyCheckpointComplete:input_type -> flowstate.v1.NotifyRequest
-	16, // 47: flowstate.v1.StateBackend.NotifyCheckpointAborted:input_type -> flowstate.v1.NotifyRequest
-	3,  // 48: flowstate.v1.StateBackend.CloseKeyedBackend:input_type -> flowstate.v1.BackendRequest
-	2,  // 49: flowstate.v1.StateBackend.CreateKeyedBackend:output_type -> flowstate.v1.CreateKeyedBackendResponse
-	5,  // 50: flowstate.v1.StateBackend.Get:output_type -> flowstate.v1.GetResponse
-	41, // 51: flowstate.v1.StateBackend.Write:output_type -> flowstate.v1.Empty
-	8,  // 52: flowstate.v1.StateBackend.Pipeline:output_type -> flowstate.v1.PipelineResponse
-	12, // 53: flowstate.v1.StateBackend.Scan:output_type -> flowstate.v1.ScanResponse
-	14, // 54: flowstate.v1.StateBackend.Snapshot:output_type -> flowstate.v1.SnapshotResponse
-	24, // 55: flowstate.v1.StateBackend.SnapshotWrite:output_type -> flowstate.v1.SnapshotWritePluginMessage
-	41, // 56: flowstate.v1.StateBackend.SnapshotRelease:output_type -> flowstate.v1.Empty
-	33, // 57: flowstate.v1.StateBackend.Restore:output_type -> flowstate.v1.RestorePluginMessage
-	41, // 58: flowstate.v1.StateBackend.NotifyCheckpointComplete:output_type -> flowstate.v1.Empty
-	41, // 59: flowstate.v1.StateBackend.NotifyCheckpointAborted:output_type -> flowstate.v1.Empty
-	41, // 60: flowstate.v1.StateBackend.CloseKeyedBackend:output_type -> flowstate.v1.Empty
-	49, // [49:61] is the sub-list for method output_type
-	37, // [37:49] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	22, // 11: flowstate.v1.SnapshotWriteHostMessage.opened:type_name -> flowstate.v1.StreamOpened
+	23, // 12: flowstate.v1.SnapshotWriteHostMessage.closed:type_name -> flowstate.v1.StreamClosed
+	24, // 13: flowstate.v1.SnapshotWriteHostMessage.failed:type_name -> flowstate.v1.StreamFailed
+	21, // 14: flowstate.v1.SnapshotWriteHostMessage.adopted:type_name -> flowstate.v1.FilesAdopted
+	41, // 15: flowstate.v1.FilesAdopted.handles:type_name -> flowstate.v1.StreamStateHandle
+	40, // 16: flowstate.v1.FilesAdopted.error:type_name -> flowstate.v1.Error
+	40, // 17: flowstate.v1.StreamOpened.error:type_name -> flowstate.v1.Error
+	41, // 18: flowstate.v1.StreamClosed.handle:type_name -> flowstate.v1.StreamStateHandle
+	40, // 19: flowstate.v1.StreamClosed.error:type_name -> flowstate.v1.Error
+	40, // 20: flowstate.v1.StreamFailed.error:type_name -> flowstate.v1.Error
+	27, // 21: flowstate.v1.SnapshotWritePluginMessage.open:type_name -> flowstate.v1.OpenStream
+	28, // 22: flowstate.v1.SnapshotWritePluginMessage.chunk:type_name -> flowstate.v1.StreamChunk
+	29, // 23: flowstate.v1.SnapshotWritePluginMessage.close:type_name -> flowstate.v1.CloseStream
+	30, // 24: flowstate.v1.SnapshotWritePluginMessage.done:type_name -> flowstate.v1.SnapshotWriteDone
+	26, // 25: flowstate.v1.SnapshotWritePluginMessage.adopt:type_name -> flowstate.v1.AdoptFiles
+	41, // 26: flowstate.v1.AdoptFiles.files:type_name -> flowstate.v1.StreamStateHandle
+	42, // 27: flowstate.v1.OpenStream.scope:type_name -> flowstate.v1.Scope
+	18, // 28: flowstate.v1.SnapshotWriteDone.handles:type_name -> flowstate.v1.KeyedStateHandle
+	40, // 29: flowstate.v1.SnapshotWriteDone.error:type_name -> flowstate.v1.Error
+	32, // 30: flowstate.v1.RestoreHostMessage.start:type_name -> flowstate.v1.RestoreStart
+	33, // 31: flowstate.v1.RestoreHostMessage.opened:type_name -> flowstate.v1.ReadOpened
+	34, // 32: flowstate.v1.RestoreHostMessage.data:type_name -> flowstate.v1.ReadData
+	18, // 33: flowstate.v1.RestoreStart.handles:type_name -> flowstate.v1.KeyedStateHandle
+	40, // 34: flowstate.v1.ReadOpened.error:type_name -> flowstate.v1.Error
+	40, // 35: flowstate.v1.ReadData.error:type_name -> flowstate.v1.Error
+	36, // 36: flowstate.v1.RestorePluginMessage.open:type_name -> flowstate.v1.OpenRead
+	37, // 37: flowstate.v1.RestorePluginMessage.next:type_name -> flowstate.v1.ReadNext
+	38, // 38: flowstate.v1.RestorePluginMessage.close:type_name -> flowstate.v1.CloseRead
+	39, // 39: flowstate.v1.RestorePluginMessage.done:type_name -> flowstate.v1.RestoreDone
+	41, // 40: flowstate.v1.OpenRead.handle:type_name -> flowstate.v1.StreamStateHandle
+	40, // 41: flowstate.v1.RestoreDone.error:type_name -> flowstate.v1.Error
+	1,  // 42: flowstate.v1.StateBackend.CreateKeyedBackend:input_type -> flowstate.v1.CreateKeyedBackendRequest
+	4,  // 43: flowstate.v1.StateBackend.Get:input_type -> flowstate.v1.GetRequest
+	9,  // 44: flowstate.v1.StateBackend.Write:input_type -> flowstate.v1.WriteRequest
+	7,  // 45: flowstate.v1.StateBackend.Pipeline:input_type -> flowstate.v1.PipelineRequest
+	10, // 46: flowstate.v1.StateBackend.Scan:input_type -> flowstate.v1.ScanRequest
+	13, // 47: flowstate.v1.StateBackend.Snapshot:input_type -> flowstate.v1.SnapshotRequest
+	19, // 48: flowstate.v1.StateBackend.SnapshotWrite:input_type -> flowstate.v1.SnapshotWriteHostMessage
+	15, // 49: flowstate.v1.StateBackend.SnapshotRelease:input_type -> flowstate.v1.SnapshotReleaseRequest
+	31, // 50: flowstate.v1.StateBackend.Restore:input_type -> flowstate.v1.RestoreHostMessage
+	16, // 51: flowstate.v1.StateBackend.NotifyCheckpointComplete:input_type -> flowstate.v1.NotifyRequest
+	16, // 52: flowstate.v1.StateBackend.NotifyCheckpointAborted:input_type -> flowstate.v1.NotifyRequest
+	3,  // 53: flowstate.v1.StateBackend.CloseKeyedBackend:input_type -> flowstate.v1.BackendRequest
+	2,  // 54: flowstate.v1.StateBackend.CreateKeyedBackend:output_type -> flowstate.v1.CreateKeyedBackendResponse
+	5,  // 55: flowstate.v1.StateBackend.Get:output_type -> flowstate.v1.GetResponse
+	43, // 56: flowstate.v1.StateBackend.Write:output_type -> flowstate.v1.Empty
+	8,  // 57: flowstate.v1.StateBackend.Pipeline:output_type -> flowstate.v1.PipelineResponse
+	12, // 58: flowstate.v1.StateBackend.Scan:output_type -> flowstate.v1.ScanResponse
+	14, // 59: flowstate.v1.StateBackend.Snapshot:output_type -> flowstate.v1.SnapshotResponse
+	25, // 60: flowstate.v1.StateBackend.SnapshotWrite:output_type -> flowstate.v1.SnapshotWritePluginMessage
+	43, // 61: flowstate.v1.StateBackend.SnapshotRelease:output_type -> flowstate.v1.Empty
+	35, // 62: flowstate.v1.StateBackend.Restore:output_type -> flowstate.v1.RestorePluginMessage
+	43, // 63: flowstate.v1.StateBackend.NotifyCheckpointComplete:output_type -> flowstate.v1.Empty
+	43, // 64: flowstate.v1.StateBackend.NotifyCheckpointAborted:output_type -> flowstate.v1.Empty
+	43, // 65: flowstate.v1.StateBackend.CloseKeyedBackend:output_type -> flowstate.v1.Empty
+	54, // [54:66] is the sub-list for method output_type
+	42, // [42:54] is the sub-list for method input_type
+	42, // [42:42] is the sub-list for extension type_name
+	42, // [42:42] is the sub-list for extension extendee
+	0,  // [0:42] is the sub-list for field type_name
 }
 
 func init() { file_backend_proto_init() }
@@ -2748,19 +2927,21 @@ func file_backend_proto_init() {
 		(*SnapshotWriteHostMessage_Opened)(nil),
 		(*SnapshotWriteHostMessage_Closed)(nil),
 		(*SnapshotWriteHostMessage_Failed)(nil),
+		(*SnapshotWriteHostMessage_Adopted)(nil),
 	}
-	file_backend_proto_msgTypes[24].OneofWrappers = []any{
+	file_backend_proto_msgTypes[25].OneofWrappers = []any{
 		(*SnapshotWritePluginMessage_Open)(nil),
 		(*SnapshotWritePluginMessage_Chunk)(nil),
 		(*SnapshotWritePluginMessage_Close)(nil),
 		(*SnapshotWritePluginMessage_Done)(nil),
+		(*SnapshotWritePluginMessage_Adopt)(nil),
 	}
-	file_backend_proto_msgTypes[29].OneofWrappers = []any{
+	file_backend_proto_msgTypes[31].OneofWrappers = []any{
 		(*RestoreHostMessage_Start)(nil),
 		(*RestoreHostMessage_Opened)(nil),
 		(*RestoreHostMessage_Data)(nil),
 	}
-	file_backend_proto_msgTypes[33].OneofWrappers = []any{
+	file_backend_proto_msgTypes[35].OneofWrappers = []any{
 		(*RestorePluginMessage_Open)(nil),
 		(*RestorePluginMessage_Next)(nil),
 		(*RestorePluginMessage_Close)(nil),
@@ -2772,7 +2953,7 @@ func file_backend_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_backend_proto_rawDesc), len(file_backend_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   38,
+			NumMessages:   40,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -122,9 +122,12 @@ type CreateAccessResponse struct {
 	// locates_local_state says the access implements sdk.LocalStateLocator.
 	LocatesLocalState bool `protobuf:"varint,5,opt,name=locates_local_state,json=locatesLocalState,proto3" json:"locates_local_state,omitempty"`
 	// stores_lease says the access implements sdk.LeaseStore.
-	StoresLease   bool `protobuf:"varint,6,opt,name=stores_lease,json=storesLease,proto3" json:"stores_lease,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	StoresLease bool `protobuf:"varint,6,opt,name=stores_lease,json=storesLease,proto3" json:"stores_lease,omitempty"`
+	// adopts_remote_files says the access implements sdk.RemoteFileAdopter. Plugins of older
+	// SDKs leave it unset.
+	AdoptsRemoteFiles bool `protobuf:"varint,7,opt,name=adopts_remote_files,json=adoptsRemoteFiles,proto3" json:"adopts_remote_files,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
 }
 
 func (x *CreateAccessResponse) Reset() {
@@ -199,6 +202,111 @@ func (x *CreateAccessResponse) GetStoresLease() bool {
 	return false
 }
 
+func (x *CreateAccessResponse) GetAdoptsRemoteFiles() bool {
+	if x != nil {
+		return x.AdoptsRemoteFiles
+	}
+	return false
+}
+
+type AdoptRemoteFilesRequest struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	AccessId uint64                 `protobuf:"varint,1,opt,name=access_id,json=accessId,proto3" json:"access_id,omitempty"`
+	// files give each file's URI as ref, its size and its checksum.
+	Files         []*StreamStateHandle `protobuf:"bytes,2,rep,name=files,proto3" json:"files,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdoptRemoteFilesRequest) Reset() {
+	*x = AdoptRemoteFilesRequest{}
+	mi := &file_storage_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdoptRemoteFilesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdoptRemoteFilesRequest) ProtoMessage() {}
+
+func (x *AdoptRemoteFilesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdoptRemoteFilesRequest.ProtoReflect.Descriptor instead.
+func (*AdoptRemoteFilesRequest) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *AdoptRemoteFilesRequest) GetAccessId() uint64 {
+	if x != nil {
+		return x.AccessId
+	}
+	return 0
+}
+
+func (x *AdoptRemoteFilesRequest) GetFiles() []*StreamStateHandle {
+	if x != nil {
+		return x.Files
+	}
+	return nil
+}
+
+type AdoptRemoteFilesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// handles are the files' handles, in the order of the request's files.
+	Handles       []*StreamStateHandle `protobuf:"bytes,1,rep,name=handles,proto3" json:"handles,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AdoptRemoteFilesResponse) Reset() {
+	*x = AdoptRemoteFilesResponse{}
+	mi := &file_storage_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AdoptRemoteFilesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AdoptRemoteFilesResponse) ProtoMessage() {}
+
+func (x *AdoptRemoteFilesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_storage_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AdoptRemoteFilesResponse.ProtoReflect.Descriptor instead.
+func (*AdoptRemoteFilesResponse) Descriptor() ([]byte, []int) {
+	return file_storage_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *AdoptRemoteFilesResponse) GetHandles() []*StreamStateHandle {
+	if x != nil {
+		return x.Handles
+	}
+	return nil
+}
+
 // LeaseRecord is sdk.LeaseRecord.
 type LeaseRecord struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -210,7 +318,7 @@ type LeaseRecord struct {
 
 func (x *LeaseRecord) Reset() {
 	*x = LeaseRecord{}
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -222,7 +330,7 @@ func (x *LeaseRecord) String() string {
 func (*LeaseRecord) ProtoMessage() {}
 
 func (x *LeaseRecord) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[3]
+	mi := &file_storage_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -235,7 +343,7 @@ func (x *LeaseRecord) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LeaseRecord.ProtoReflect.Descriptor instead.
 func (*LeaseRecord) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{3}
+	return file_storage_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *LeaseRecord) GetData() []byte {
@@ -264,7 +372,7 @@ type WriteLeaseRequest struct {
 
 func (x *WriteLeaseRequest) Reset() {
 	*x = WriteLeaseRequest{}
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -276,7 +384,7 @@ func (x *WriteLeaseRequest) String() string {
 func (*WriteLeaseRequest) ProtoMessage() {}
 
 func (x *WriteLeaseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[4]
+	mi := &file_storage_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -289,7 +397,7 @@ func (x *WriteLeaseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteLeaseRequest.ProtoReflect.Descriptor instead.
 func (*WriteLeaseRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{4}
+	return file_storage_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *WriteLeaseRequest) GetAccessId() uint64 {
@@ -322,7 +430,7 @@ type WriteLeaseResponse struct {
 
 func (x *WriteLeaseResponse) Reset() {
 	*x = WriteLeaseResponse{}
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +442,7 @@ func (x *WriteLeaseResponse) String() string {
 func (*WriteLeaseResponse) ProtoMessage() {}
 
 func (x *WriteLeaseResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[5]
+	mi := &file_storage_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +455,7 @@ func (x *WriteLeaseResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteLeaseResponse.ProtoReflect.Descriptor instead.
 func (*WriteLeaseResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{5}
+	return file_storage_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *WriteLeaseResponse) GetVersion() string {
@@ -367,7 +475,7 @@ type LocalStatePathRequest struct {
 
 func (x *LocalStatePathRequest) Reset() {
 	*x = LocalStatePathRequest{}
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -379,7 +487,7 @@ func (x *LocalStatePathRequest) String() string {
 func (*LocalStatePathRequest) ProtoMessage() {}
 
 func (x *LocalStatePathRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[6]
+	mi := &file_storage_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -392,7 +500,7 @@ func (x *LocalStatePathRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalStatePathRequest.ProtoReflect.Descriptor instead.
 func (*LocalStatePathRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{6}
+	return file_storage_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *LocalStatePathRequest) GetAccessId() uint64 {
@@ -419,7 +527,7 @@ type LocalStatePathResponse struct {
 
 func (x *LocalStatePathResponse) Reset() {
 	*x = LocalStatePathResponse{}
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -431,7 +539,7 @@ func (x *LocalStatePathResponse) String() string {
 func (*LocalStatePathResponse) ProtoMessage() {}
 
 func (x *LocalStatePathResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[7]
+	mi := &file_storage_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -444,7 +552,7 @@ func (x *LocalStatePathResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocalStatePathResponse.ProtoReflect.Descriptor instead.
 func (*LocalStatePathResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{7}
+	return file_storage_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *LocalStatePathResponse) GetPath() string {
@@ -463,7 +571,7 @@ type ListSharedStateResponse struct {
 
 func (x *ListSharedStateResponse) Reset() {
 	*x = ListSharedStateResponse{}
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +583,7 @@ func (x *ListSharedStateResponse) String() string {
 func (*ListSharedStateResponse) ProtoMessage() {}
 
 func (x *ListSharedStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[8]
+	mi := &file_storage_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +596,7 @@ func (x *ListSharedStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListSharedStateResponse.ProtoReflect.Descriptor instead.
 func (*ListSharedStateResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{8}
+	return file_storage_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *ListSharedStateResponse) GetHandles() []*StreamStateHandle {
@@ -507,7 +615,7 @@ type AccessRequest struct {
 
 func (x *AccessRequest) Reset() {
 	*x = AccessRequest{}
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -519,7 +627,7 @@ func (x *AccessRequest) String() string {
 func (*AccessRequest) ProtoMessage() {}
 
 func (x *AccessRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[9]
+	mi := &file_storage_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -532,7 +640,7 @@ func (x *AccessRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AccessRequest.ProtoReflect.Descriptor instead.
 func (*AccessRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{9}
+	return file_storage_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *AccessRequest) GetAccessId() uint64 {
@@ -552,7 +660,7 @@ type InitializeCheckpointLocationRequest struct {
 
 func (x *InitializeCheckpointLocationRequest) Reset() {
 	*x = InitializeCheckpointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +672,7 @@ func (x *InitializeCheckpointLocationRequest) String() string {
 func (*InitializeCheckpointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[10]
+	mi := &file_storage_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,7 +685,7 @@ func (x *InitializeCheckpointLocationRequest) ProtoReflect() protoreflect.Messag
 
 // Deprecated: Use InitializeCheckpointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeCheckpointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{10}
+	return file_storage_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *InitializeCheckpointLocationRequest) GetAccessId() uint64 {
@@ -605,7 +713,7 @@ type InitializeSavepointLocationRequest struct {
 
 func (x *InitializeSavepointLocationRequest) Reset() {
 	*x = InitializeSavepointLocationRequest{}
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -617,7 +725,7 @@ func (x *InitializeSavepointLocationRequest) String() string {
 func (*InitializeSavepointLocationRequest) ProtoMessage() {}
 
 func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[11]
+	mi := &file_storage_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -630,7 +738,7 @@ func (x *InitializeSavepointLocationRequest) ProtoReflect() protoreflect.Message
 
 // Deprecated: Use InitializeSavepointLocationRequest.ProtoReflect.Descriptor instead.
 func (*InitializeSavepointLocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{11}
+	return file_storage_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *InitializeSavepointLocationRequest) GetAccessId() uint64 {
@@ -667,7 +775,7 @@ type LocationResponse struct {
 
 func (x *LocationResponse) Reset() {
 	*x = LocationResponse{}
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -679,7 +787,7 @@ func (x *LocationResponse) String() string {
 func (*LocationResponse) ProtoMessage() {}
 
 func (x *LocationResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[12]
+	mi := &file_storage_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -692,7 +800,7 @@ func (x *LocationResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationResponse.ProtoReflect.Descriptor instead.
 func (*LocationResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{12}
+	return file_storage_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *LocationResponse) GetLocationId() uint64 {
@@ -726,7 +834,7 @@ type CreateLocalStateRequest struct {
 
 func (x *CreateLocalStateRequest) Reset() {
 	*x = CreateLocalStateRequest{}
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -738,7 +846,7 @@ func (x *CreateLocalStateRequest) String() string {
 func (*CreateLocalStateRequest) ProtoMessage() {}
 
 func (x *CreateLocalStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[13]
+	mi := &file_storage_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -751,7 +859,7 @@ func (x *CreateLocalStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLocalStateRequest.ProtoReflect.Descriptor instead.
 func (*CreateLocalStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{13}
+	return file_storage_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateLocalStateRequest) GetLocationId() uint64 {
@@ -778,7 +886,7 @@ type CreateLocalStateResponse struct {
 
 func (x *CreateLocalStateResponse) Reset() {
 	*x = CreateLocalStateResponse{}
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -790,7 +898,7 @@ func (x *CreateLocalStateResponse) String() string {
 func (*CreateLocalStateResponse) ProtoMessage() {}
 
 func (x *CreateLocalStateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[14]
+	mi := &file_storage_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -803,7 +911,7 @@ func (x *CreateLocalStateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateLocalStateResponse.ProtoReflect.Descriptor instead.
 func (*CreateLocalStateResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{14}
+	return file_storage_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CreateLocalStateResponse) GetPath() string {
@@ -826,7 +934,7 @@ type PublishLocalStateRequest struct {
 
 func (x *PublishLocalStateRequest) Reset() {
 	*x = PublishLocalStateRequest{}
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -838,7 +946,7 @@ func (x *PublishLocalStateRequest) String() string {
 func (*PublishLocalStateRequest) ProtoMessage() {}
 
 func (x *PublishLocalStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[15]
+	mi := &file_storage_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -851,7 +959,7 @@ func (x *PublishLocalStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PublishLocalStateRequest.ProtoReflect.Descriptor instead.
 func (*PublishLocalStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{15}
+	return file_storage_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *PublishLocalStateRequest) GetLocationId() uint64 {
@@ -899,7 +1007,7 @@ type DiscardLocalStateRequest struct {
 
 func (x *DiscardLocalStateRequest) Reset() {
 	*x = DiscardLocalStateRequest{}
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -911,7 +1019,7 @@ func (x *DiscardLocalStateRequest) String() string {
 func (*DiscardLocalStateRequest) ProtoMessage() {}
 
 func (x *DiscardLocalStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[16]
+	mi := &file_storage_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -924,7 +1032,7 @@ func (x *DiscardLocalStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardLocalStateRequest.ProtoReflect.Descriptor instead.
 func (*DiscardLocalStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{16}
+	return file_storage_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *DiscardLocalStateRequest) GetLocationId() uint64 {
@@ -950,7 +1058,7 @@ type LocationRequest struct {
 
 func (x *LocationRequest) Reset() {
 	*x = LocationRequest{}
-	mi := &file_storage_proto_msgTypes[17]
+	mi := &file_storage_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -962,7 +1070,7 @@ func (x *LocationRequest) String() string {
 func (*LocationRequest) ProtoMessage() {}
 
 func (x *LocationRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[17]
+	mi := &file_storage_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -975,7 +1083,7 @@ func (x *LocationRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LocationRequest.ProtoReflect.Descriptor instead.
 func (*LocationRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{17}
+	return file_storage_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LocationRequest) GetLocationId() uint64 {
@@ -994,7 +1102,7 @@ type ListCompletedCheckpointsResponse struct {
 
 func (x *ListCompletedCheckpointsResponse) Reset() {
 	*x = ListCompletedCheckpointsResponse{}
-	mi := &file_storage_proto_msgTypes[18]
+	mi := &file_storage_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1006,7 +1114,7 @@ func (x *ListCompletedCheckpointsResponse) String() string {
 func (*ListCompletedCheckpointsResponse) ProtoMessage() {}
 
 func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[18]
+	mi := &file_storage_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1019,7 +1127,7 @@ func (x *ListCompletedCheckpointsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListCompletedCheckpointsResponse.ProtoReflect.Descriptor instead.
 func (*ListCompletedCheckpointsResponse) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{18}
+	return file_storage_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListCompletedCheckpointsResponse) GetLocations() []*CompletedLocation {
@@ -1039,7 +1147,7 @@ type OpenStateRequest struct {
 
 func (x *OpenStateRequest) Reset() {
 	*x = OpenStateRequest{}
-	mi := &file_storage_proto_msgTypes[19]
+	mi := &file_storage_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1051,7 +1159,7 @@ func (x *OpenStateRequest) String() string {
 func (*OpenStateRequest) ProtoMessage() {}
 
 func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[19]
+	mi := &file_storage_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1064,7 +1172,7 @@ func (x *OpenStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OpenStateRequest.ProtoReflect.Descriptor instead.
 func (*OpenStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{19}
+	return file_storage_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *OpenStateRequest) GetAccessId() uint64 {
@@ -1090,7 +1198,7 @@ type Chunk struct {
 
 func (x *Chunk) Reset() {
 	*x = Chunk{}
-	mi := &file_storage_proto_msgTypes[20]
+	mi := &file_storage_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1102,7 +1210,7 @@ func (x *Chunk) String() string {
 func (*Chunk) ProtoMessage() {}
 
 func (x *Chunk) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[20]
+	mi := &file_storage_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1115,7 +1223,7 @@ func (x *Chunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Chunk.ProtoReflect.Descriptor instead.
 func (*Chunk) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{20}
+	return file_storage_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Chunk) GetData() []byte {
@@ -1135,7 +1243,7 @@ type DiscardStateRequest struct {
 
 func (x *DiscardStateRequest) Reset() {
 	*x = DiscardStateRequest{}
-	mi := &file_storage_proto_msgTypes[21]
+	mi := &file_storage_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1147,7 +1255,7 @@ func (x *DiscardStateRequest) String() string {
 func (*DiscardStateRequest) ProtoMessage() {}
 
 func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[21]
+	mi := &file_storage_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1160,7 +1268,7 @@ func (x *DiscardStateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiscardStateRequest.ProtoReflect.Descriptor instead.
 func (*DiscardStateRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{21}
+	return file_storage_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *DiscardStateRequest) GetAccessId() uint64 {
@@ -1187,7 +1295,7 @@ type DisposeCheckpointRequest struct {
 
 func (x *DisposeCheckpointRequest) Reset() {
 	*x = DisposeCheckpointRequest{}
-	mi := &file_storage_proto_msgTypes[22]
+	mi := &file_storage_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1199,7 +1307,7 @@ func (x *DisposeCheckpointRequest) String() string {
 func (*DisposeCheckpointRequest) ProtoMessage() {}
 
 func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[22]
+	mi := &file_storage_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1212,7 +1320,7 @@ func (x *DisposeCheckpointRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DisposeCheckpointRequest.ProtoReflect.Descriptor instead.
 func (*DisposeCheckpointRequest) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{22}
+	return file_storage_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *DisposeCheckpointRequest) GetAccessId() uint64 {
@@ -1239,7 +1347,7 @@ type WriteStateOpen struct {
 
 func (x *WriteStateOpen) Reset() {
 	*x = WriteStateOpen{}
-	mi := &file_storage_proto_msgTypes[23]
+	mi := &file_storage_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1251,7 +1359,7 @@ func (x *WriteStateOpen) String() string {
 func (*WriteStateOpen) ProtoMessage() {}
 
 func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[23]
+	mi := &file_storage_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1264,7 +1372,7 @@ func (x *WriteStateOpen) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateOpen.ProtoReflect.Descriptor instead.
 func (*WriteStateOpen) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{23}
+	return file_storage_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *WriteStateOpen) GetLocationId() uint64 {
@@ -1294,7 +1402,7 @@ type WriteStateMessage struct {
 
 func (x *WriteStateMessage) Reset() {
 	*x = WriteStateMessage{}
-	mi := &file_storage_proto_msgTypes[24]
+	mi := &file_storage_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1306,7 +1414,7 @@ func (x *WriteStateMessage) String() string {
 func (*WriteStateMessage) ProtoMessage() {}
 
 func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[24]
+	mi := &file_storage_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1319,7 +1427,7 @@ func (x *WriteStateMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteStateMessage.ProtoReflect.Descriptor instead.
 func (*WriteStateMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{24}
+	return file_storage_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *WriteStateMessage) GetMsg() isWriteStateMessage_Msg {
@@ -1376,7 +1484,7 @@ type WriteMetadataMessage struct {
 
 func (x *WriteMetadataMessage) Reset() {
 	*x = WriteMetadataMessage{}
-	mi := &file_storage_proto_msgTypes[25]
+	mi := &file_storage_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1388,7 +1496,7 @@ func (x *WriteMetadataMessage) String() string {
 func (*WriteMetadataMessage) ProtoMessage() {}
 
 func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_storage_proto_msgTypes[25]
+	mi := &file_storage_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1401,7 +1509,7 @@ func (x *WriteMetadataMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WriteMetadataMessage.ProtoReflect.Descriptor instead.
 func (*WriteMetadataMessage) Descriptor() ([]byte, []int) {
-	return file_storage_proto_rawDescGZIP(), []int{25}
+	return file_storage_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *WriteMetadataMessage) GetMsg() isWriteMetadataMessage_Msg {
@@ -1454,14 +1562,20 @@ const file_storage_proto_rawDesc = "" +
 	"\x18ResolveCheckpointRequest\x12)\n" +
 	"\x10external_pointer\x18\x01 \x01(\tR\x0fexternalPointer\",\n" +
 	"\x13CreateAccessRequest\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xc4\x02\n" +
+	"\x06job_id\x18\x01 \x01(\tR\x05jobId\"\xf4\x02\n" +
 	"\x14CreateAccessResponse\x12\x1b\n" +
 	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x12I\n" +
 	"!supports_highly_available_storage\x18\x02 \x01(\bR\x1esupportsHighlyAvailableStorage\x12C\n" +
 	"\x1ehas_default_savepoint_location\x18\x03 \x01(\bR\x1bhasDefaultSavepointLocation\x12,\n" +
 	"\x12lists_shared_state\x18\x04 \x01(\bR\x10listsSharedState\x12.\n" +
 	"\x13locates_local_state\x18\x05 \x01(\bR\x11locatesLocalState\x12!\n" +
-	"\fstores_lease\x18\x06 \x01(\bR\vstoresLease\";\n" +
+	"\fstores_lease\x18\x06 \x01(\bR\vstoresLease\x12.\n" +
+	"\x13adopts_remote_files\x18\a \x01(\bR\x11adoptsRemoteFiles\"m\n" +
+	"\x17AdoptRemoteFilesRequest\x12\x1b\n" +
+	"\taccess_id\x18\x01 \x01(\x04R\baccessId\x125\n" +
+	"\x05files\x18\x02 \x03(\v2\x1f.flowstate.v1.StreamStateHandleR\x05files\"U\n" +
+	"\x18AdoptRemoteFilesResponse\x129\n" +
+	"\ahandles\x18\x01 \x03(\v2\x1f.flowstate.v1.StreamStateHandleR\ahandles\";\n" +
 	"\vLeaseRecord\x12\x12\n" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\"c\n" +
@@ -1538,7 +1652,7 @@ const file_storage_proto_rawDesc = "" +
 	"\vlocation_id\x18\x01 \x01(\x04H\x00R\n" +
 	"locationId\x12\x16\n" +
 	"\x05chunk\x18\x02 \x01(\fH\x00R\x05chunkB\x05\n" +
-	"\x03msg2\xd2\r\n" +
+	"\x03msg2\xb5\x0e\n" +
 	"\x11CheckpointStorage\x12\\\n" +
 	"\x11ResolveCheckpoint\x12&.flowstate.v1.ResolveCheckpointRequest\x1a\x1f.flowstate.v1.CompletedLocation\x12U\n" +
 	"\fCreateAccess\x12!.flowstate.v1.CreateAccessRequest\x1a\".flowstate.v1.CreateAccessResponse\x12K\n" +
@@ -1561,7 +1675,8 @@ const file_storage_proto_rawDesc = "" +
 	"WriteLease\x12\x1f.flowstate.v1.WriteLeaseRequest\x1a .flowstate.v1.WriteLeaseResponse\x12a\n" +
 	"\x10CreateLocalState\x12%.flowstate.v1.CreateLocalStateRequest\x1a&.flowstate.v1.CreateLocalStateResponse\x12\\\n" +
 	"\x11PublishLocalState\x12&.flowstate.v1.PublishLocalStateRequest\x1a\x1f.flowstate.v1.StreamStateHandle\x12P\n" +
-	"\x11DiscardLocalState\x12&.flowstate.v1.DiscardLocalStateRequest\x1a\x13.flowstate.v1.EmptyB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
+	"\x11DiscardLocalState\x12&.flowstate.v1.DiscardLocalStateRequest\x1a\x13.flowstate.v1.Empty\x12a\n" +
+	"\x10AdoptRemoteFiles\x12%.flowstate.v1.AdoptRemoteFilesRequest\x1a&.flowstate.v1.AdoptRemoteFilesResponseB6Z4github.com/flowstate/flowstate/sdk/internal/proto;pbb\x06proto3"
 
 var (
 	file_storage_proto_rawDescOnce sync.Once
@@ -1575,95 +1690,101 @@ func file_storage_proto_rawDescGZIP() []byte {
 	return file_storage_proto_rawDescData
 }
 
-var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 26)
+var file_storage_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
 var file_storage_proto_goTypes = []any{
 	(*ResolveCheckpointRequest)(nil),            // 0: flowstate.v1.ResolveCheckpointRequest
 	(*CreateAccessRequest)(nil),                 // 1: flowstate.v1.CreateAccessRequest
 	(*CreateAccessResponse)(nil),                // 2: flowstate.v1.CreateAccessResponse
-	(*LeaseRecord)(nil),                         // 3: flowstate.v1.LeaseRecord
-	(*WriteLeaseRequest)(nil),                   // 4: flowstate.v1.WriteLeaseRequest
-	(*WriteLeaseResponse)(nil),                  // 5: flowstate.v1.WriteLeaseResponse
-	(*LocalStatePathRequest)(nil),               // 6: flowstate.v1.LocalStatePathRequest
-	(*LocalStatePathResponse)(nil),              // 7: flowstate.v1.LocalStatePathResponse
-	(*ListSharedStateResponse)(nil),             // 8: flowstate.v1.ListSharedStateResponse
-	(*AccessRequest)(nil),                       // 9: flowstate.v1.AccessRequest
-	(*InitializeCheckpointLocationRequest)(nil), // 10: flowstate.v1.InitializeCheckpointLocationRequest
-	(*InitializeSavepointLocationRequest)(nil),  // 11: flowstate.v1.InitializeSavepointLocationRequest
-	(*LocationResponse)(nil),                    // 12: flowstate.v1.LocationResponse
-	(*CreateLocalStateRequest)(nil),             // 13: flowstate.v1.CreateLocalStateRequest
-	(*CreateLocalStateResponse)(nil),            // 14: flowstate.v1.CreateLocalStateResponse
-	(*PublishLocalStateRequest)(nil),            // 15: flowstate.v1.PublishLocalStateRequest
-	(*DiscardLocalStateRequest)(nil),            // 16: flowstate.v1.DiscardLocalStateRequest
-	(*LocationRequest)(nil),                     // 17: flowstate.v1.LocationRequest
-	(*ListCompletedCheckpointsResponse)(nil),    // 18: flowstate.v1.ListCompletedCheckpointsResponse
-	(*OpenStateRequest)(nil),                    // 19: flowstate.v1.OpenStateRequest
-	(*Chunk)(nil),                               // 20: flowstate.v1.Chunk
-	(*DiscardStateRequest)(nil),                 // 21: flowstate.v1.DiscardStateRequest
-	(*DisposeCheckpointRequest)(nil),            // 22: flowstate.v1.DisposeCheckpointRequest
-	(*WriteStateOpen)(nil),                      // 23: flowstate.v1.WriteStateOpen
-	(*WriteStateMessage)(nil),                   // 24: flowstate.v1.WriteStateMessage
-	(*WriteMetadataMessage)(nil),                // 25: flowstate.v1.WriteMetadataMessage
-	(*StreamStateHandle)(nil),                   // 26: flowstate.v1.StreamStateHandle
-	(Scope)(0),                                  // 27: flowstate.v1.Scope
-	(*CompletedLocation)(nil),                   // 28: flowstate.v1.CompletedLocation
-	(*Empty)(nil),                               // 29: flowstate.v1.Empty
+	(*AdoptRemoteFilesRequest)(nil),             // 3: flowstate.v1.AdoptRemoteFilesRequest
+	(*AdoptRemoteFilesResponse)(nil),            // 4: flowstate.v1.AdoptRemoteFilesResponse
+	(*LeaseRecord)(nil),                         // 5: flowstate.v1.LeaseRecord
+	(*WriteLeaseRequest)(nil),                   // 6: flowstate.v1.WriteLeaseRequest
+	(*WriteLeaseResponse)(nil),                  // 7: flowstate.v1.WriteLeaseResponse
+	(*LocalStatePathRequest)(nil),               // 8: flowstate.v1.LocalStatePathRequest
+	(*LocalStatePathResponse)(nil),              // 9: flowstate.v1.LocalStatePathResponse
+	(*ListSharedStateResponse)(nil),             // 10: flowstate.v1.ListSharedStateResponse
+	(*AccessRequest)(nil),                       // 11: flowstate.v1.AccessRequest
+	(*InitializeCheckpointLocationRequest)(nil), // 12: flowstate.v1.InitializeCheckpointLocationRequest
+	(*InitializeSavepointLocationRequest)(nil),  // 13: flowstate.v1.InitializeSavepointLocationRequest
+	(*LocationResponse)(nil),                    // 14: flowstate.v1.LocationResponse
+	(*CreateLocalStateRequest)(nil),             // 15: flowstate.v1.CreateLocalStateRequest
+	(*CreateLocalStateResponse)(nil),            // 16: flowstate.v1.CreateLocalStateResponse
+	(*PublishLocalStateRequest)(nil),            // 17: flowstate.v1.PublishLocalStateRequest
+	(*DiscardLocalStateRequest)(nil),            // 18: flowstate.v1.DiscardLocalStateRequest
+	(*LocationRequest)(nil),                     // 19: flowstate.v1.LocationRequest
+	(*ListCompletedCheckpointsResponse)(nil),    // 20: flowstate.v1.ListCompletedCheckpointsResponse
+	(*OpenStateRequest)(nil),                    // 21: flowstate.v1.OpenStateRequest
+	(*Chunk)(nil),                               // 22: flowstate.v1.Chunk
+	(*DiscardStateRequest)(nil),                 // 23: flowstate.v1.DiscardStateRequest
+	(*DisposeCheckpointRequest)(nil),            // 24: flowstate.v1.DisposeCheckpointRequest
+	(*WriteStateOpen)(nil),                      // 25: flowstate.v1.WriteStateOpen
+	(*WriteStateMessage)(nil),                   // 26: flowstate.v1.WriteStateMessage
+	(*WriteMetadataMessage)(nil),                // 27: flowstate.v1.WriteMetadataMessage
+	(*StreamStateHandle)(nil),                   // 28: flowstate.v1.StreamStateHandle
+	(Scope)(0),                                  // 29: flowstate.v1.Scope
+	(*CompletedLocation)(nil),                   // 30: flowstate.v1.CompletedLocation
+	(*Empty)(nil),                               // 31: flowstate.v1.Empty
 }
 var file_storage_proto_depIdxs = []int32{
-	26, // 0: flowstate.v1.LocalStatePathRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	26, // 1: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
-	27, // 2: flowstate.v1.CreateLocalStateRequest.scope:type_name -> flowstate.v1.Scope
-	27, // 3: flowstate.v1.PublishLocalStateRequest.scope:type_name -> flowstate.v1.Scope
-	28, // 4: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
-	26, // 5: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
-	26, // 6: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
-	28, // 7: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
-	27, // 8: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
-	23, // 9: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
-	0,  // 10: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
-	1,  // 11: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
-	9,  // 12: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
-	10, // 13: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
-	11, // 14: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
-	9,  // 15: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
-	19, // 16: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
-	21, // 17: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
-	22, // 18: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
-	9,  // 19: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
-	24, // 20: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
-	25, // 21: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
-	17, // 22: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
-	9,  // 23: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
-	6,  // 24: flowstate.v1.CheckpointStorage.LocalStatePath:input_type -> flowstate.v1.LocalStatePathRequest
-	9,  // 25: flowstate.v1.CheckpointStorage.ReadLease:input_type -> flowstate.v1.AccessRequest
-	4,  // 26: flowstate.v1.CheckpointStorage.WriteLease:input_type -> flowstate.v1.WriteLeaseRequest
-	13, // 27: flowstate.v1.CheckpointStorage.CreateLocalState:input_type -> flowstate.v1.CreateLocalStateRequest
-	15, // 28: flowstate.v1.CheckpointStorage.PublishLocalState:input_type -> flowstate.v1.PublishLocalStateRequest
-	16, // 29: flowstate.v1.CheckpointStorage.DiscardLocalState:input_type -> flowstate.v1.DiscardLocalStateRequest
-	28, // 30: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
-	2,  // 31: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
-	29, // 32: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
-	12, // 33: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
-	12, // 34: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
-	18, // 35: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
-	20, // 36: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
-	29, // 37: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
-	29, // 38: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
-	29, // 39: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
-	26, // 40: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
-	28, // 41: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
-	29, // 42: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
-	8,  // 43: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
-	7,  // 44: flowstate.v1.CheckpointStorage.LocalStatePath:output_type -> flowstate.v1.LocalStatePathResponse
-	3,  // 45: flowstate.v1.CheckpointStorage.ReadLease:output_type -> flowstate.v1.LeaseRecord
-	5,  // 46: flowstate.v1.CheckpointStorage.WriteLease:output_type -> flowstate.v1.WriteLeaseResponse
-	14, // 47: flowstate.v1.CheckpointStorage.CreateLocalState:output_type -> flowstate.v1.CreateLocalStateResponse
-	26, // 48: flowstate.v1.CheckpointStorage.PublishLocalState:output_type -> flowstate.v1.StreamStateHandle
-	29, // 49: flowstate.v1.CheckpointStorage.DiscardLocalState:output_type -> flowstate.v1.Empty
-	30, // [30:50] is the sub-list for method output_type
-	10, // [10:30] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	28, // 0: flowstate.v1.AdoptRemoteFilesRequest.files:type_name -> flowstate.v1.StreamStateHandle
+	28, // 1: flowstate.v1.AdoptRemoteFilesResponse.handles:type_name -> flowstate.v1.StreamStateHandle
+	28, // 2: flowstate.v1.LocalStatePathRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	28, // 3: flowstate.v1.ListSharedStateResponse.handles:type_name -> flowstate.v1.StreamStateHandle
+	29, // 4: flowstate.v1.CreateLocalStateRequest.scope:type_name -> flowstate.v1.Scope
+	29, // 5: flowstate.v1.PublishLocalStateRequest.scope:type_name -> flowstate.v1.Scope
+	30, // 6: flowstate.v1.ListCompletedCheckpointsResponse.locations:type_name -> flowstate.v1.CompletedLocation
+	28, // 7: flowstate.v1.OpenStateRequest.handle:type_name -> flowstate.v1.StreamStateHandle
+	28, // 8: flowstate.v1.DiscardStateRequest.handles:type_name -> flowstate.v1.StreamStateHandle
+	30, // 9: flowstate.v1.DisposeCheckpointRequest.location:type_name -> flowstate.v1.CompletedLocation
+	29, // 10: flowstate.v1.WriteStateOpen.scope:type_name -> flowstate.v1.Scope
+	25, // 11: flowstate.v1.WriteStateMessage.open:type_name -> flowstate.v1.WriteStateOpen
+	0,  // 12: flowstate.v1.CheckpointStorage.ResolveCheckpoint:input_type -> flowstate.v1.ResolveCheckpointRequest
+	1,  // 13: flowstate.v1.CheckpointStorage.CreateAccess:input_type -> flowstate.v1.CreateAccessRequest
+	11, // 14: flowstate.v1.CheckpointStorage.InitializeBaseLocations:input_type -> flowstate.v1.AccessRequest
+	12, // 15: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:input_type -> flowstate.v1.InitializeCheckpointLocationRequest
+	13, // 16: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:input_type -> flowstate.v1.InitializeSavepointLocationRequest
+	11, // 17: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:input_type -> flowstate.v1.AccessRequest
+	21, // 18: flowstate.v1.CheckpointStorage.OpenState:input_type -> flowstate.v1.OpenStateRequest
+	23, // 19: flowstate.v1.CheckpointStorage.DiscardState:input_type -> flowstate.v1.DiscardStateRequest
+	24, // 20: flowstate.v1.CheckpointStorage.DisposeCheckpoint:input_type -> flowstate.v1.DisposeCheckpointRequest
+	11, // 21: flowstate.v1.CheckpointStorage.CloseAccess:input_type -> flowstate.v1.AccessRequest
+	26, // 22: flowstate.v1.CheckpointStorage.WriteState:input_type -> flowstate.v1.WriteStateMessage
+	27, // 23: flowstate.v1.CheckpointStorage.WriteMetadata:input_type -> flowstate.v1.WriteMetadataMessage
+	19, // 24: flowstate.v1.CheckpointStorage.DisposeOnFailure:input_type -> flowstate.v1.LocationRequest
+	11, // 25: flowstate.v1.CheckpointStorage.ListSharedState:input_type -> flowstate.v1.AccessRequest
+	8,  // 26: flowstate.v1.CheckpointStorage.LocalStatePath:input_type -> flowstate.v1.LocalStatePathRequest
+	11, // 27: flowstate.v1.CheckpointStorage.ReadLease:input_type -> flowstate.v1.AccessRequest
+	6,  // 28: flowstate.v1.CheckpointStorage.WriteLease:input_type -> flowstate.v1.WriteLeaseRequest
+	15, // 29: flowstate.v1.CheckpointStorage.CreateLocalState:input_type -> flowstate.v1.CreateLocalStateRequest
+	17, // 30: flowstate.v1.CheckpointStorage.PublishLocalState:input_type -> flowstate.v1.PublishLocalStateRequest
+	18, // 31: flowstate.v1.CheckpointStorage.DiscardLocalState:input_type -> flowstate.v1.DiscardLocalStateRequest
+	3,  // 32: flowstate.v1.CheckpointStorage.AdoptRemoteFiles:input_type -> flowstate.v1.AdoptRemoteFilesRequest
+	30, // 33: flowstate.v1.CheckpointStorage.ResolveCheckpoint:output_type -> flowstate.v1.CompletedLocation
+	2,  // 34: flowstate.v1.CheckpointStorage.CreateAccess:output_type -> flowstate.v1.CreateAccessResponse
+	31, // 35: flowstate.v1.CheckpointStorage.InitializeBaseLocations:output_type -> flowstate.v1.Empty
+	14, // 36: flowstate.v1.CheckpointStorage.InitializeCheckpointLocation:output_type -> flowstate.v1.LocationResponse
+	14, // 37: flowstate.v1.CheckpointStorage.InitializeSavepointLocation:output_type -> flowstate.v1.LocationResponse
+	20, // 38: flowstate.v1.CheckpointStorage.ListCompletedCheckpoints:output_type -> flowstate.v1.ListCompletedCheckpointsResponse
+	22, // 39: flowstate.v1.CheckpointStorage.OpenState:output_type -> flowstate.v1.Chunk
+	31, // 40: flowstate.v1.CheckpointStorage.DiscardState:output_type -> flowstate.v1.Empty
+	31, // 41: flowstate.v1.CheckpointStorage.DisposeCheckpoint:output_type -> flowstate.v1.Empty
+	31, // 42: flowstate.v1.CheckpointStorage.CloseAccess:output_type -> flowstate.v1.Empty
+	28, // 43: flowstate.v1.CheckpointStorage.WriteState:output_type -> flowstate.v1.StreamStateHandle
+	30, // 44: flowstate.v1.CheckpointStorage.WriteMetadata:output_type -> flowstate.v1.CompletedLocation
+	31, // 45: flowstate.v1.CheckpointStorage.DisposeOnFailure:output_type -> flowstate.v1.Empty
+	10, // 46: flowstate.v1.CheckpointStorage.ListSharedState:output_type -> flowstate.v1.ListSharedStateResponse
+	9,  // 47: flowstate.v1.CheckpointStorage.LocalStatePath:output_type -> flowstate.v1.LocalStatePathResponse
+	5,  // 48: flowstate.v1.CheckpointStorage.ReadLease:output_type -> flowstate.v1.LeaseRecord
+	7,  // 49: flowstate.v1.CheckpointStorage.WriteLease:output_type -> flowstate.v1.WriteLeaseResponse
+	16, // 50: flowstate.v1.CheckpointStorage.CreateLocalState:output_type -> flowstate.v1.CreateLocalStateResponse
+	28, // 51: flowstate.v1.CheckpointStorage.PublishLocalState:output_type -> flowstate.v1.StreamStateHandle
+	31, // 52: flowstate.v1.CheckpointStorage.DiscardLocalState:output_type -> flowstate.v1.Empty
+	4,  // 53: flowstate.v1.CheckpointStorage.AdoptRemoteFiles:output_type -> flowstate.v1.AdoptRemoteFilesResponse
+	33, // [33:54] is the sub-list for method output_type
+	12, // [12:33] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_storage_proto_init() }
@@ -1672,11 +1793,11 @@ func file_storage_proto_init() {
 		return
 	}
 	file_common_proto_init()
-	file_storage_proto_msgTypes[24].OneofWrappers = []any{
+	file_storage_proto_msgTypes[26].OneofWrappers = []any{
 		(*WriteStateMessage_Open)(nil),
 		(*WriteStateMessage_Chunk)(nil),
 	}
-	file_storage_proto_msgTypes[25].OneofWrappers = []any{
+	file_storage_proto_msgTypes[27].OneofWrappers = []any{
 		(*WriteMetadataMessage_LocationId)(nil),
 		(*WriteMetadataMessage_Chunk)(nil),
 	}
@@ -1686,7 +1807,7 @@ func file_storage_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_storage_proto_rawDesc), len(file_storage_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   26,
+			NumMessages:   28,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -42,6 +42,7 @@ const (
 	CheckpointStorage_CreateLocalState_FullMethodName             = "/flowstate.v1.CheckpointStorage/CreateLocalState"
 	CheckpointStorage_PublishLocalState_FullMethodName            = "/flowstate.v1.CheckpointStorage/PublishLocalState"
 	CheckpointStorage_DiscardLocalState_FullMethodName            = "/flowstate.v1.CheckpointStorage/DiscardLocalState"
+	CheckpointStorage_AdoptRemoteFiles_FullMethodName             = "/flowstate.v1.CheckpointStorage/AdoptRemoteFiles"
 )
 
 // CheckpointStorageClient is the client API for CheckpointStorage service.
@@ -82,6 +83,9 @@ type CheckpointStorageClient interface {
 	CreateLocalState(ctx context.Context, in *CreateLocalStateRequest, opts ...grpc.CallOption) (*CreateLocalStateResponse, error)
 	PublishLocalState(ctx context.Context, in *PublishLocalStateRequest, opts ...grpc.CallOption) (*StreamStateHandle, error)
 	DiscardLocalState(ctx context.Context, in *DiscardLocalStateRequest, opts ...grpc.CallOption) (*Empty, error)
+	// AdoptRemoteFiles answers sdk.RemoteFileAdopter; only for accesses created with
+	// adopts_remote_files.
+	AdoptRemoteFiles(ctx context.Context, in *AdoptRemoteFilesRequest, opts ...grpc.CallOption) (*AdoptRemoteFilesResponse, error)
 }
 
 type checkpointStorageClient struct {
@@ -316,6 +320,16 @@ func (c *checkpointStorageClient) DiscardLocalState(ctx context.Context, in *Dis
 	return out, nil
 }
 
+func (c *checkpointStorageClient) AdoptRemoteFiles(ctx context.Context, in *AdoptRemoteFilesRequest, opts ...grpc.CallOption) (*AdoptRemoteFilesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AdoptRemoteFilesResponse)
+	err := c.cc.Invoke(ctx, CheckpointStorage_AdoptRemoteFiles_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // CheckpointStorageServer is the server API for CheckpointStorage service.
 // All implementations must embed UnimplementedCheckpointStorageServer
 // for forward compatibility.
@@ -354,6 +368,9 @@ type CheckpointStorageServer interface {
 	CreateLocalState(context.Context, *CreateLocalStateRequest) (*CreateLocalStateResponse, error)
 	PublishLocalState(context.Context, *PublishLocalStateRequest) (*StreamStateHandle, error)
 	DiscardLocalState(context.Context, *DiscardLocalStateRequest) (*Empty, error)
+	// AdoptRemoteFiles answers sdk.RemoteFileAdopter; only for accesses created with
+	// adopts_remote_files.
+	AdoptRemoteFiles(context.Context, *AdoptRemoteFilesRequest) (*AdoptRemoteFilesResponse, error)
 	mustEmbedUnimplementedCheckpointStorageServer()
 }
 
@@ -423,6 +440,9 @@ func (UnimplementedCheckpointStorageServer) PublishLocalState(context.Context, *
 }
 func (UnimplementedCheckpointStorageServer) DiscardLocalState(context.Context, *DiscardLocalStateRequest) (*Empty, error) {
 	return nil, status.Error(codes.Unimplemented, "method DiscardLocalState not implemented")
+}
+func (UnimplementedCheckpointStorageServer) AdoptRemoteFiles(context.Context, *AdoptRemoteFilesRequest) (*AdoptRemoteFilesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method AdoptRemoteFiles not implemented")
 }
 func (UnimplementedCheckpointStorageServer) mustEmbedUnimplementedCheckpointStorageServer() {}
 func (UnimplementedCheckpointStorageServer) testEmbeddedByValue()                           {}
@@ -769,6 +789,24 @@ func _CheckpointStorage_DiscardLocalState_Handler(srv interface{}, ctx context.C
 	return interceptor(ctx, in, info, handler)
 }
 
+func _CheckpointStorage_AdoptRemoteFiles_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AdoptRemoteFilesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(CheckpointStorageServer).AdoptRemoteFiles(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: CheckpointStorage_AdoptRemoteFiles_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(CheckpointStorageServer).AdoptRemoteFiles(ctx, req.(*AdoptRemoteFilesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // CheckpointStorage_ServiceDesc is the grpc.ServiceDesc for CheckpointStorage service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -839,6 +877,10 @@ var CheckpointStorage_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "DiscardLocalState",
 			Handler:    _CheckpointStorage_DiscardLocalState_Handler,
+		},
+		{
+			MethodName: "AdoptRemoteFiles",
+			Handler:    _CheckpointStorage_AdoptRemoteFiles_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

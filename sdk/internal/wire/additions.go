@@ -20,10 +20,14 @@ type Additions struct {
 	// AccessInterfaces: the plugin says which optional interfaces an access implements
 	// (CreateAccessResponse.lists_shared_state, locates_local_state, stores_lease).
 	AccessInterfaces bool
+	// RemoteFiles: a storage plugin says which accesses take over remote files
+	// (CreateAccessResponse.adopts_remote_files), and a snapshot in the plugin asks the
+	// host's streams to, when the host offers it (SnapshotWriteStart.adopts_remote_files).
+	RemoteFiles bool
 }
 
 // Current announces every addition: what plugins built with this SDK speak.
-var Current = Additions{Pipeline: true, ReadsAhead: true, LocalReads: true, LocalWrites: true, AccessInterfaces: true}
+var Current = Additions{Pipeline: true, ReadsAhead: true, LocalReads: true, LocalWrites: true, AccessInterfaces: true, RemoteFiles: true}
 
 // Announced is what the plugin end of this process announces: Current, unless the main
 // function of one of the SDK's test plugins sets it, before server.Serve, to play a plugin

@@ -3,8 +3,13 @@ package ref
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -13,7 +18,8 @@ import (
 )
 
 // Storage is a minimal, correct checkpoint storage keeping everything in memory. It
-// proves the kit can be satisfied by a storage with no files at all.
+// proves the kit can be satisfied by a storage with no files at all; of the optional
+// interfaces it implements sdk.LeaseStore, and sdk.RemoteFileAdopter for local files.
 type Storage struct {
 	mu        sync.Mutex
 	seq       int
@@ -21,7 +27,8 @@ type Storage struct {
 	owner     map[string]string // exclusive blob -> location reference
 	completed map[string]completedCheckpoint
 	defSP     string
-	leases    map[string]lease // job -> lease record
+	leases    map[string]lease  // job -> lease record
+	adopted   map[string]string // ref of an adopted local file -> its path
 }
 
 type lease struct {
@@ -39,7 +46,7 @@ type completedCheckpoint struct {
 
 // NewStorage returns an empty Storage.
 func NewStorage() *Storage {
-	return &Storage{blobs: map[string][]byte{}, owner: map[string]string{}, completed: map[string]completedCheckpoint{}, leases: map[string]lease{}}
+	return &Storage{blobs: map[string][]byte{}, owner: map[string]string{}, completed: map[string]completedCheckpoint{}, leases: map[string]lease{}, adopted: map[string]string{}}
 }
 
 // PluginInfo implements sdk.Plugin.
@@ -139,6 +146,9 @@ func (a *access) ListCompletedCheckpoints(ctx context.Context) ([]sdk.CompletedC
 func (a *access) OpenState(ctx context.Context, h sdk.StreamStateHandle) (io.ReadCloser, error) {
 	a.s.mu.Lock()
 	defer a.s.mu.Unlock()
+	if p, ok := a.s.adopted[h.Ref]; ok {
+		return os.Open(p)
+	}
 	b, ok := a.s.blobs[h.Ref]
 	if !ok {
 		return nil, fmt.Errorf("state %q: %w", h.Ref, sdk.ErrNotFound)
@@ -151,8 +161,38 @@ func (a *access) DiscardState(ctx context.Context, hs []sdk.StreamStateHandle) e
 	defer a.s.mu.Unlock()
 	for _, h := range hs {
 		delete(a.s.blobs, h.Ref)
+		if p, ok := a.s.adopted[h.Ref]; ok && Broken != "adopted-kept" {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			delete(a.s.adopted, h.Ref)
+		}
 	}
 	return nil
+}
+
+var _ sdk.RemoteFileAdopter = (*access)(nil)
+
+// AdoptRemoteFiles implements sdk.RemoteFileAdopter for local files (file:// URIs): the
+// storage reads and deletes them where they are.
+func (a *access) AdoptRemoteFiles(ctx context.Context, files []sdk.StreamStateHandle) ([]sdk.StreamStateHandle, error) {
+	a.s.mu.Lock()
+	defer a.s.mu.Unlock()
+	out := make([]sdk.StreamStateHandle, len(files))
+	for i, f := range files {
+		u, err := url.Parse(f.Ref)
+		if err != nil || u.Scheme != "file" || !filepath.IsAbs(u.Path) {
+			return nil, fmt.Errorf("adopt %q: not a local file: %w", f.Ref, sdk.ErrUnsupported)
+		}
+		p := filepath.Clean(u.Path)
+		if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() || fi.Size() != f.Size {
+			return nil, fmt.Errorf("adopt %q: no file of %d bytes there: %w", f.Ref, f.Size, sdk.ErrUnsupported)
+		}
+		ref := "file://" + p
+		a.s.adopted[ref] = p
+		out[i] = sdk.StreamStateHandle{Ref: ref, Size: f.Size, Scope: sdk.ScopeShared, Checksum: f.Checksum}
+	}
+	return out, nil
 }
 
 func (a *access) DisposeCheckpoint(ctx context.Context, loc sdk.CompletedCheckpointStorageLocation) error {
