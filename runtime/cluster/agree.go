@@ -35,12 +35,12 @@ func (g *Group) agree(ctx context.Context) error {
 	} else if !errors.Is(err, jetstream.ErrKeyExists) {
 		return fmt.Errorf("record the settings of job %q on key %s of KV bucket %s: %w", g.s.Job, key, g.s.Bucket, err)
 	}
-	e, err := g.kv.Get(ctx, key)
+	e, err := g.get(ctx, key)
 	if err != nil {
 		return fmt.Errorf("read the settings of job %q on key %s of KV bucket %s: %w", g.s.Job, key, g.s.Bucket, err)
 	}
 	var theirs map[string]string
-	if err := json.Unmarshal(e.Value(), &theirs); err != nil {
+	if err := json.Unmarshal(e.Value, &theirs); err != nil {
 		return fmt.Errorf("the settings of job %q on key %s of KV bucket %s do not decode: %w", g.s.Job, key, g.s.Bucket, err)
 	}
 	var diffs []string

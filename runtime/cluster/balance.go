@@ -27,7 +27,8 @@ type Plan struct {
 
 // Balance claims free tasks until the member holds its fair share, and names the tasks
 // it should hand over. A member whose own lease is not valid (frozen or cut off past its
-// margin) claims nothing.
+// margin) claims nothing, nor does one within Settings.Settle of joining; a task marked
+// finished is never claimed.
 func (g *Group) Balance(ctx context.Context) (Plan, error) {
 	if err := g.member.Check(); err != nil {
 		return Plan{}, fmt.Errorf("member %s of job %q: %w", g.id, g.s.Job, err)
@@ -41,9 +42,14 @@ func (g *Group) Balance(ctx context.Context) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	finished, err := g.Finished(ctx)
+	if err != nil {
+		return Plan{}, err
+	}
 	n, total := len(members), len(g.s.Tasks)
 	plan := Plan{Members: n, Share: (total + n - 1) / n}
 	floor := total / n
+	settling := now.Sub(g.joined) < g.s.Settle
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -52,14 +58,14 @@ func (g *Group) Balance(ctx context.Context) (Plan, error) {
 	// that members joining together try different tasks first.
 	start := slices.Index(members, g.id) * plan.Share
 	for i := range total {
-		if len(g.held) >= plan.Share {
+		if len(g.held) >= plan.Share || settling {
 			break
 		}
 		t := g.s.Tasks[(start+i)%total]
 		if _, mine := g.held[t]; mine {
 			continue
 		}
-		if _, taken := owners[t]; taken {
+		if _, taken := owners[t]; taken || finished[t] {
 			continue
 		}
 		l, err := ownership.Acquire(ctx, g.tasks[t], g.holder, g.opts("task "+t))

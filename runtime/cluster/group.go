@@ -44,6 +44,11 @@ type Settings struct {
 	Clock ownership.Clock
 	// Logger receives claims and hand-overs (nil: none).
 	Logger hclog.Logger
+	// Settle is how long a member that joined waits before it claims tasks (0: none), so
+	// that runners started together share the tasks from the start instead of the first
+	// claiming all and handing them over after their first checkpoints: Kafka's
+	// group.initial.rebalance.delay.ms.
+	Settle time.Duration
 }
 
 // Group is one member's view of its job's group: its own member lease and the task
@@ -57,6 +62,7 @@ type Group struct {
 	member *ownership.Lease
 	tasks  map[string]*natsjs.KVLease // every task's record
 	others map[string]*natsjs.KVLease // members' records, by key, as they are found
+	joined time.Time                  // when Join made it a member, on its clock
 
 	mu   sync.Mutex
 	held map[string]*ownership.Lease
@@ -117,6 +123,17 @@ func Join(ctx context.Context, s Settings) (*Group, error) {
 		g.member.Release(ctx)
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
+	// The first member of a new run of the job clears the marks of the last run's
+	// finished tasks.
+	ids, err := g.liveMembers(ctx, g.clock().Now())
+	if err == nil && len(ids) == 1 {
+		err = g.clearFinished(ctx)
+	}
+	if err != nil {
+		g.member.Release(ctx)
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	g.joined = g.clock().Now()
 	g.log.Info("joined the group", "job", s.Job, "member", g.id, "tasks", len(s.Tasks))
 	return g, nil
 }
@@ -140,11 +157,11 @@ func (g *Group) clock() ownership.Clock {
 // disagree. Members judge each other's leases expired by their own clocks, so each may
 // be off the server's by at most half the leases' margin (a fifth of the timeout).
 func (g *Group) checkClock(ctx context.Context, t0, t1 time.Time) error {
-	e, err := g.kv.Get(ctx, memberKey(g.s.Job, g.id))
+	e, err := g.get(ctx, memberKey(g.s.Job, g.id))
 	if err != nil {
 		return fmt.Errorf("read back the member record: %w", err)
 	}
-	stored := e.Created()
+	stored := e.Stored
 	var skew time.Duration
 	switch {
 	case stored.Before(t0):
@@ -248,4 +265,15 @@ func readRecord(ctx context.Context, l sdk.LeaseStore, now time.Time) (ownership
 		return ownership.Record{}, false, err
 	}
 	return rec, rec.Live(now), nil
+}
+
+// get reads key from the bucket stream's leader (natsjs.LeaderGet): a member acts on what
+// it reads, and a replica may answer a direct get from behind the leader. A missing key
+// is jetstream.ErrKeyNotFound.
+func (g *Group) get(ctx context.Context, key string) (natsjs.KVEntry, error) {
+	e, err := natsjs.LeaderGet(ctx, g.s.JS, g.s.Bucket, key)
+	if errors.Is(err, sdk.ErrNotFound) {
+		return e, fmt.Errorf("%w: %w", jetstream.ErrKeyNotFound, err)
+	}
+	return e, err
 }

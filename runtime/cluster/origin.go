@@ -40,7 +40,7 @@ func (g *Group) Origin(ctx context.Context) (*Origin, error) {
 }
 
 func (g *Group) readOrigin(ctx context.Context) (*Origin, uint64, error) {
-	e, err := g.kv.Get(ctx, originKey(g.s.Job))
+	e, err := g.get(ctx, originKey(g.s.Job))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
 	}
@@ -48,10 +48,10 @@ func (g *Group) readOrigin(ctx context.Context) (*Origin, uint64, error) {
 		return nil, 0, fmt.Errorf("read the origin of job %q (KV bucket %s): %w", g.s.Job, g.s.Bucket, err)
 	}
 	var o Origin
-	if err := json.Unmarshal(e.Value(), &o); err != nil {
+	if err := json.Unmarshal(e.Value, &o); err != nil {
 		return nil, 0, fmt.Errorf("the origin of job %q (key %s of KV bucket %s) does not decode: %w", g.s.Job, originKey(g.s.Job), g.s.Bucket, err)
 	}
-	return &o, e.Revision(), nil
+	return &o, e.Revision, nil
 }
 
 // originWait is how long a member started from a savepoint waits for the member that

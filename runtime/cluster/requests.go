@@ -142,15 +142,15 @@ func (g *Group) Requests(ctx context.Context) ([]Request, error) {
 	lister.Stop()
 	var out []Request
 	for _, id := range ids {
-		if e, err := g.kv.Get(ctx, doneKey(g.s.Job, id)); err == nil {
-			if g.Finisher() && g.clock().Now().Sub(e.Created()) > keepFinished {
+		if e, err := g.get(ctx, doneKey(g.s.Job, id)); err == nil {
+			if g.Finisher() && g.clock().Now().Sub(e.Stored) > keepFinished {
 				g.forget(ctx, id)
 			}
 			continue
 		} else if !errors.Is(err, jetstream.ErrKeyNotFound) {
 			return nil, fmt.Errorf("request %s of job %q: %w", id, g.s.Job, err)
 		}
-		e, err := g.kv.Get(ctx, requestKey(g.s.Job, id))
+		e, err := g.get(ctx, requestKey(g.s.Job, id))
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue // removed since it was listed
 		}
@@ -158,7 +158,7 @@ func (g *Group) Requests(ctx context.Context) ([]Request, error) {
 			return nil, fmt.Errorf("request %s of job %q: %w", id, g.s.Job, err)
 		}
 		var r Request
-		if err := json.Unmarshal(e.Value(), &r); err != nil {
+		if err := json.Unmarshal(e.Value, &r); err != nil {
 			g.log.Warn("a request of the job does not decode: ignored", "key", requestKey(g.s.Job, id), "error", err)
 			continue
 		}
@@ -185,7 +185,7 @@ func (g *Group) Report(ctx context.Context, id, task string, res TaskResult) err
 func (g *Group) Results(ctx context.Context, id string) (map[string]TaskResult, error) {
 	out := map[string]TaskResult{}
 	for _, t := range g.s.Tasks {
-		e, err := g.kv.Get(ctx, resultKey(g.s.Job, id, t))
+		e, err := g.get(ctx, resultKey(g.s.Job, id, t))
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
 			continue
 		}
@@ -193,7 +193,7 @@ func (g *Group) Results(ctx context.Context, id string) (map[string]TaskResult, 
 			return nil, fmt.Errorf("outcome of task %q of request %s of job %q: %w", t, id, g.s.Job, err)
 		}
 		var res TaskResult
-		if err := json.Unmarshal(e.Value(), &res); err != nil {
+		if err := json.Unmarshal(e.Value, &res); err != nil {
 			return nil, fmt.Errorf("outcome of task %q of request %s of job %q does not decode: %w", t, id, g.s.Job, err)
 		}
 		out[t] = res
@@ -213,12 +213,12 @@ func (g *Group) Finish(ctx context.Context, id string, o Outcome) (Outcome, erro
 	} else if !errors.Is(err, jetstream.ErrKeyExists) {
 		return o, fmt.Errorf("finish request %s of job %q: %w", id, g.s.Job, err)
 	}
-	e, err := g.kv.Get(ctx, doneKey(g.s.Job, id))
+	e, err := g.get(ctx, doneKey(g.s.Job, id))
 	if err != nil {
 		return o, fmt.Errorf("read the outcome of request %s of job %q: %w", id, g.s.Job, err)
 	}
 	var first Outcome
-	if err := json.Unmarshal(e.Value(), &first); err != nil {
+	if err := json.Unmarshal(e.Value, &first); err != nil {
 		return o, fmt.Errorf("the outcome of request %s of job %q does not decode: %w", id, g.s.Job, err)
 	}
 	return first, nil
@@ -226,12 +226,12 @@ func (g *Group) Finish(ctx context.Context, id string, o Outcome) (Outcome, erro
 
 // Outcome returns the outcome of finished request id.
 func (g *Group) Outcome(ctx context.Context, id string) (Outcome, error) {
-	e, err := g.kv.Get(ctx, doneKey(g.s.Job, id))
+	e, err := g.get(ctx, doneKey(g.s.Job, id))
 	if err != nil {
 		return Outcome{}, fmt.Errorf("read the outcome of request %s of job %q: %w", id, g.s.Job, err)
 	}
 	var o Outcome
-	if err := json.Unmarshal(e.Value(), &o); err != nil {
+	if err := json.Unmarshal(e.Value, &o); err != nil {
 		return Outcome{}, fmt.Errorf("the outcome of request %s of job %q does not decode: %w", id, g.s.Job, err)
 	}
 	return o, nil

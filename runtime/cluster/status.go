@@ -99,7 +99,8 @@ type MemberView struct {
 
 // TaskView is a task: who holds its lease (Member "" when none does: free, or its holder
 // died and its lease has not expired yet when Expires is set), and what that member last
-// reported of it (nil when nothing).
+// reported of it (nil when nothing; state FINISHED alone for a finished task no member
+// holds).
 type TaskView struct {
 	Task    string
 	Member  string
@@ -174,6 +175,10 @@ func readView(ctx context.Context, kv jetstream.KeyValue, bucket, job string, ta
 		}
 		v.Members = append(v.Members, m)
 	}
+	marks, err := finishMarks(ctx, kv, job)
+	if err != nil {
+		return v, fmt.Errorf("the finished tasks of job %q (KV bucket %s): %w", job, bucket, err)
+	}
 	for _, t := range tasks {
 		tv := TaskView{Task: t}
 		rec, live, err := readRecord(ctx, kvRecord{kv, taskKey(job, t)}, now)
@@ -195,6 +200,9 @@ func readView(ctx context.Context, kv jetstream.KeyValue, bucket, job string, ta
 					tv.Status = s
 				}
 			}
+		}
+		if m, ok := marks[t]; ok && tv.Status == nil {
+			tv.Status = &TaskStatus{Task: t, State: TaskFinished, Epoch: m.Epoch, Lag: -1}
 		}
 		v.Tasks = append(v.Tasks, tv)
 	}

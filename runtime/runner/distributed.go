@@ -51,6 +51,10 @@ type Distributed struct {
 // those beyond its share, and reaps the tasks whose runs ended.
 const balanceEvery = 500 * time.Millisecond
 
+// settle is how long a runner that joined waits before it claims tasks, so that runners
+// started together share the tasks from the start (cluster.Settings.Settle).
+const settle = 2 * balanceEvery
+
 // Run runs the runner's share of job until the job ends everywhere, ctx is cancelled (the
 // runner leaves the group, and others take its tasks over), or a task fails for good
 // (then the runner leaves with its error). A task's restart strategy governs its
@@ -86,7 +90,7 @@ func (d *Distributed) Run(ctx context.Context, job *dataflow.Job) error {
 	tasks := taskIDs(topo, job.Parallelism)
 	g, err := cluster.Join(ctx, cluster.Settings{
 		JS: js, Bucket: cfg.Cluster.Bucket, Replicas: cfg.Cluster.Replicas, Job: job.Name, Tasks: tasks, TTL: ttl,
-		Agree: agreement(cfg, job, topo), Control: ep.srv.Addr(), Logger: log,
+		Agree: agreement(cfg, job, topo), Control: ep.srv.Addr(), Logger: log, Settle: settle,
 	})
 	if err != nil {
 		return err
@@ -327,6 +331,13 @@ func (m *member) reap(ctx context.Context) error {
 				r.finished = true
 				m.log.Info("task finished", "task", t)
 			}
+			if !r.marked {
+				if merr := m.g.MarkFinished(ctx, t); merr != nil {
+					m.log.Warn("marking a finished task", "task", t, "error", merr)
+				} else {
+					r.marked = true
+				}
+			}
 		case ctx.Err() != nil:
 		default:
 			return fmt.Errorf("task %s of job %q: %w", t, m.topo.Job().Name, err)
@@ -338,23 +349,24 @@ func (m *member) reap(ctx context.Context) error {
 // errJobFinished ends a member's run once every task of the job has finished.
 var errJobFinished = errors.New("every task of the job finished")
 
-// finished returns errJobFinished once every task of the job has finished: the tasks
-// this member runs, and, as the group's view shows, every other.
+// finished returns errJobFinished once every task of the job is marked finished
+// (cluster.Group.MarkFinished), whether this member runs any or not.
 func (m *member) finished(ctx context.Context) error {
-	if len(m.running) == 0 || m.stopping != "" {
+	if m.stopping != "" {
 		return nil
 	}
 	for _, r := range m.running {
-		if !r.finished {
+		if !r.marked {
 			return nil
 		}
 	}
-	v, err := m.g.View(ctx)
+	done, err := m.g.Finished(ctx)
 	if err != nil {
+		m.log.Warn("reading the job's finished tasks", "error", err)
 		return nil
 	}
-	for _, t := range v.Tasks {
-		if t.Status == nil || t.Status.State != cluster.TaskFinished {
+	for _, t := range m.g.Tasks() {
+		if !done[t] {
 			return nil
 		}
 	}

@@ -30,7 +30,9 @@ type taskRun struct {
 	// (the member's goroutine alone uses them, as it does finished: the run finished and
 	// the task keeps its lease).
 	handingOver, finished bool
-	handOverReply         chan dataflow.SavepointResult
+	// marked says the group knows the task finished (cluster.Group.MarkFinished).
+	marked        bool
+	handOverReply chan dataflow.SavepointResult
 	// stopped says a stop of the job stopped the task; replies holds, by request, where
 	// the answer to what the request asked of the run comes (nil: the run was cancelled).
 	stopped bool

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -85,47 +86,86 @@ func validKVKey(key string) bool {
 // what names the record in errors.
 func (l *KVLease) what() string { return fmt.Sprintf("lease %s of KV bucket %s", l.key, l.bucket) }
 
-// ReadLease implements sdk.LeaseStore. It asks the bucket stream's leader for the key's
-// last message with the stream's message-get API: nats.go's KV Get and the stream's
-// GetLastMsgForSubject use a direct get instead when the stream allows it (KV buckets
-// do), which any replica may answer from behind the leader.
+// ReadLease implements sdk.LeaseStore, reading from the bucket stream's leader
+// (LeaderGet).
 func (l *KVLease) ReadLease(ctx context.Context) (sdk.LeaseRecord, error) {
+	e, err := leaderGet(ctx, l.nc, l.get, l.subject)
+	if err != nil {
+		return sdk.LeaseRecord{}, fmt.Errorf("%s: %w", l.what(), err)
+	}
+	return sdk.LeaseRecord{Data: e.Value, Version: strconv.FormatUint(e.Revision, 10)}, nil
+}
+
+// Stored returns the time the NATS server stored the record's last write, by the
+// server's clock.
+func (l *KVLease) Stored(ctx context.Context) (time.Time, error) {
+	e, err := leaderGet(ctx, l.nc, l.get, l.subject)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("%s: %w", l.what(), err)
+	}
+	return e.Stored, nil
+}
+
+// KVEntry is the last value of a key of a KV bucket, as LeaderGet reads it.
+type KVEntry struct {
+	Value    []byte
+	Revision uint64
+	// Stored is when the server stored it, by the server's clock.
+	Stored time.Time
+}
+
+// LeaderGet reads the last value of key in bucket from the bucket stream's leader, with
+// the stream's message-get API: nats.go's KV Get and the stream's GetLastMsgForSubject use
+// a direct get instead when the stream allows it (KV buckets do), which any replica may
+// answer from behind the leader, so that a key written a moment ago may read as missing
+// or old. A read through LeaderGet that starts after a write returned sees it. A key that
+// was never written, or was deleted or purged last, is sdk.ErrNotFound.
+func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) (KVEntry, error) {
+	e, err := leaderGet(ctx, js.Conn(), "$JS.API.STREAM.MSG.GET.KV_"+bucket, "$KV."+bucket+"."+key)
+	if err != nil {
+		return KVEntry{}, fmt.Errorf("key %s of KV bucket %s: %w", key, bucket, err)
+	}
+	return e, nil
+}
+
+func leaderGet(ctx context.Context, nc *nats.Conn, api, subject string) (KVEntry, error) {
 	req, _ := json.Marshal(struct {
 		LastBySubject string `json:"last_by_subj"`
-	}{l.subject})
-	resp, err := l.nc.RequestWithContext(ctx, l.get, req)
+	}{subject})
+	resp, err := nc.RequestWithContext(ctx, api, req)
 	if err != nil {
-		return sdk.LeaseRecord{}, fmt.Errorf("%s: read: %w", l.what(), err)
+		return KVEntry{}, fmt.Errorf("read: %w", err)
 	}
 	var r struct {
 		Message *struct {
-			Seq    uint64 `json:"seq"`
-			Header []byte `json:"hdrs"`
-			Data   []byte `json:"data"`
+			Seq    uint64    `json:"seq"`
+			Header []byte    `json:"hdrs"`
+			Data   []byte    `json:"data"`
+			Time   time.Time `json:"time"`
 		} `json:"message"`
 		Error *jetstream.APIError `json:"error"`
 	}
 	if err := json.Unmarshal(resp.Data, &r); err != nil {
-		return sdk.LeaseRecord{}, fmt.Errorf("%s: read: the server's answer does not decode: %w", l.what(), err)
+		return KVEntry{}, fmt.Errorf("read: the server's answer does not decode: %w", err)
 	}
 	switch {
 	case r.Error != nil && r.Error.ErrorCode == jetstream.JSErrCodeMessageNotFound:
-		return sdk.LeaseRecord{}, fmt.Errorf("%s: %w", l.what(), sdk.ErrNotFound)
+		return KVEntry{}, sdk.ErrNotFound
 	case r.Error != nil:
-		return sdk.LeaseRecord{}, fmt.Errorf("%s: read: %w", l.what(), r.Error)
+		return KVEntry{}, fmt.Errorf("read: %w", r.Error)
 	case r.Message == nil:
-		return sdk.LeaseRecord{}, fmt.Errorf("%s: read: the server's answer holds no message", l.what())
+		return KVEntry{}, fmt.Errorf("read: the server's answer holds no message")
 	}
 	if len(r.Message.Header) > 0 {
 		h, err := nats.DecodeHeadersMsg(r.Message.Header)
 		if err != nil {
-			return sdk.LeaseRecord{}, fmt.Errorf("%s: read: headers of revision %d: %w", l.what(), r.Message.Seq, err)
+			return KVEntry{}, fmt.Errorf("read: headers of revision %d: %w", r.Message.Seq, err)
 		}
 		if op := h.Get(kvOpHeader); op != "" {
-			return sdk.LeaseRecord{}, fmt.Errorf("%s: deleted (%s at revision %d): %w", l.what(), op, r.Message.Seq, sdk.ErrNotFound)
+			return KVEntry{}, fmt.Errorf("deleted (%s at revision %d): %w", op, r.Message.Seq, sdk.ErrNotFound)
 		}
 	}
-	return sdk.LeaseRecord{Data: r.Message.Data, Version: strconv.FormatUint(r.Message.Seq, 10)}, nil
+	return KVEntry{Value: r.Message.Data, Revision: r.Message.Seq, Stored: r.Message.Time}, nil
 }
 
 // WriteLease implements sdk.LeaseStore.
