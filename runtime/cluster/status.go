@@ -203,6 +203,7 @@ func readView(ctx context.Context, kv jetstream.KeyValue, bucket, job string, ta
 		}
 		if m, ok := marks[t]; ok && tv.Status == nil {
 			tv.Status = &TaskStatus{Task: t, State: TaskFinished, Epoch: m.Epoch, Lag: -1}
+			tv.Epoch = max(tv.Epoch, m.Epoch)
 		}
 		v.Tasks = append(v.Tasks, tv)
 	}

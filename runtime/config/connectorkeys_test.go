@@ -1,6 +1,7 @@
 package config
 
 import (
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -82,13 +83,16 @@ func TestNATSSecretsAreNeverPrinted(t *testing.T) {
 	}
 }
 
-// TestDocsListEveryConnectorKey: docs/configuration.md has a row for each connector key.
+// TestDocsListEveryConnectorKey: docs/configuration.md has a row for each connector key
+// and each key of distributed mode.
 func TestDocsListEveryConnectorKey(t *testing.T) {
 	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for key := range connectorKeys {
+	keys := maps.Clone(connectorKeys)
+	maps.Copy(keys, clusterKeys)
+	for key := range keys {
 		if !strings.Contains(string(doc), "\n| `"+key+"` |") {
 			t.Errorf("docs/configuration.md has no row for %s", key)
 		}

@@ -74,10 +74,6 @@ func (d *Distributed) Run(ctx context.Context, job *dataflow.Job) error {
 		return err
 	}
 	defer nc.Close()
-	ex, err := newExchanges(ctx, cfg, topo, log)
-	if err != nil {
-		return err
-	}
 	ep, err := listenGroup(ctx, cfg, js, job.Name, log)
 	if err != nil {
 		return err
@@ -93,6 +89,15 @@ func (d *Distributed) Run(ctx context.Context, job *dataflow.Job) error {
 		Agree: agreement(cfg, job, topo), Control: ep.srv.Addr(), Logger: log, Settle: settle,
 	})
 	if err != nil {
+		return err
+	}
+	// The exchanges' stream comes after the bucket, which Join checks: a runner refused
+	// for a missing or other bucket leaves no stream behind.
+	ex, err := newExchanges(ctx, cfg, topo, log)
+	if err != nil {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		g.Leave(lctx)
 		return err
 	}
 	log.Info("control endpoint listening", "address", ep.srv.Addr(), "job", job.Name, "token_file", ep.srv.TokenFile(), "access", cfg.Control.Access())

@@ -50,6 +50,21 @@ func (e *Explanation) explainConnectors(c *config.Config) {
 	}
 }
 
+// explainRunners says who runs the job: this runner alone, or its group in distributed mode.
+func (e *Explanation) explainRunners(c *config.Config) {
+	if !c.Cluster.Enabled {
+		e.Runners = fmt.Sprintf("This runner alone (%s: false); a second runner of the job is refused while this one holds its lease.", config.KeyClusterEnabled)
+		return
+	}
+	e.Runners = fmt.Sprintf("Every runner started with this configuration, on any machine (distributed mode, %s): they meet on NATS (%s) "+
+		"in KV bucket %s, which must exist with %d replica(s), and run the job as tasks, %d per sub-topology (the job cut at each keyBy), "+
+		"each claimed by one runner under its own lease; the keyed exchanges between sub-topologies go through JetStream stream %s "+
+		"(created with %d replica(s) if missing). Each task keeps its own checkpoints in the checkpoint storage, as job %s.<task>, "+
+		"and a runner killed or cut off has its tasks restored from them by the others once their leases expire (%s).",
+		config.KeyClusterEnabled, natsText(c.NATS), c.Cluster.Bucket, c.Cluster.Replicas, c.Job.Parallelism,
+		c.Cluster.StreamFor(c.Job.Name), c.Cluster.Replicas, c.Job.Name, config.KeyLeaseTimeout)
+}
+
 func orUnset(s string) string {
 	if s == "" {
 		return "(unset)"

@@ -41,3 +41,23 @@ sink.jetstream.subject: counts.{key}
 		t.Errorf("file connectors: %q, %q", f.Source, f.Sink)
 	}
 }
+
+// TestExplainRunners: explain says who runs the job, alone or in distributed mode, and in
+// distributed mode where the group meets.
+func TestExplainRunners(t *testing.T) {
+	for _, tc := range []struct {
+		yaml string
+		want []string
+	}{
+		{"job.name: wc\n", []string{"This runner alone", "cluster.enabled: false"}},
+		{"job.name: wc\ncluster.enabled: true\nnats.servers: nats://n1:4222\ncluster.replicas: 3\njob.parallelism: 4\n",
+			[]string{"distributed mode", "nats://n1:4222", "KV bucket flowstate", "3 replica(s)", "4 per sub-topology", "stream flowstate-wc", "job wc.<task>", "job.lease.timeout"}},
+	} {
+		e := explainOf(t, tc.yaml)
+		for _, w := range tc.want {
+			if !strings.Contains(e.Runners, w) {
+				t.Errorf("%q: runners %q does not say %q", tc.yaml, e.Runners, w)
+			}
+		}
+	}
+}

@@ -91,6 +91,9 @@ type Explanation struct {
 	// and what that means for durability; no secret is in them.
 	Source string `json:"source"`
 	Sink   string `json:"sink"`
+	// Runners says who runs the job: this runner alone, or every runner of its group in
+	// distributed mode (cluster.*).
+	Runners string `json:"runners"`
 	// Overrides are the -D and -p settings of the command line, secrets masked.
 	Overrides []string `json:"overrides"`
 	// Deprecations has one message per deprecated key or value used.
@@ -160,6 +163,7 @@ func Config(c *config.Config) Explanation {
 	e.explainStorage(c)
 	e.explainSchedule(c)
 	e.explainConnectors(c)
+	e.explainRunners(c)
 	return e
 }
 

@@ -42,7 +42,7 @@ func (e Explanation) Text() string {
 	fmt.Fprintf(&b, "Restarts\n  %s\n\n", e.Restart)
 	fmt.Fprintf(&b, "Control endpoint (%s)\n  %s\n\n", e.ControlAccess, e.ControlEndpoint)
 	fmt.Fprintf(&b, "Job: %s, parallelism %d (max %d)\n", e.JobName, e.Parallelism, e.MaxParallelism)
-	fmt.Fprintf(&b, "  Source: %s\n  Sink: %s\n", e.Source, e.Sink)
+	fmt.Fprintf(&b, "  Source: %s\n  Sink: %s\n  Runners: %s\n", e.Source, e.Sink, e.Runners)
 	fmt.Fprintf(&b, "Plugins: %s\n", e.PluginDir)
 	list := func(title string, items []string) {
 		if len(items) == 0 {
