@@ -123,13 +123,12 @@ func (g *Group) counts(rec ownership.Record, now time.Time) bool {
 // included.
 func (g *Group) liveMembers(ctx context.Context, now time.Time) ([]string, error) {
 	prefix := memberPrefix(g.s.Job)
-	lister, err := g.kv.ListKeysFiltered(ctx, prefix+"*")
+	keys, err := listKeys(ctx, g.kv, prefix+"*")
 	if err != nil {
 		return nil, fmt.Errorf("list the members of job %q (KV bucket %s): %w", g.s.Job, g.s.Bucket, err)
 	}
-	defer lister.Stop()
 	ids := []string{g.id}
-	for key := range lister.Keys() {
+	for _, key := range keys {
 		id := strings.TrimPrefix(key, prefix)
 		if id == g.id {
 			continue

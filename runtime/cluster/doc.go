@@ -35,6 +35,9 @@
 // the engine (runtime/dataflow), the plugin host, the session, the monitor or the runner
 // (internal/deps checks it): the runner asks it which tasks to run and runs them.
 //
-// This is the first part of distributed mode: no runner uses it yet, and the job is not
-// yet cut into tasks joined by repartition streams.
+// Beside the leases, the bucket carries what the whole job shares: its savepoint and stop
+// requests and each task's outcome (Submit, Report, Finish), every member's status (Publish,
+// View, ReadView for runner status), the tasks marked finished (MarkFinished), and the
+// origin of a run restored from a manifest (SetOrigin). runtime/runner's Distributed runs
+// a member; dataflow.Job.Cut cuts the job into its tasks.
 package cluster

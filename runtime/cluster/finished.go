@@ -62,18 +62,10 @@ func (g *Group) Finished(ctx context.Context) (map[string]bool, error) {
 // finishMarks returns the finished marks of job's tasks, by task.
 func finishMarks(ctx context.Context, kv jetstream.KeyValue, job string) (map[string]finishMark, error) {
 	prefix := finishedPrefix(job)
-	lister, err := kv.ListKeysFiltered(ctx, prefix+"*")
-	if errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, nil
-	}
+	keys, err := listKeys(ctx, kv, prefix+"*")
 	if err != nil {
 		return nil, err
 	}
-	var keys []string
-	for key := range lister.Keys() {
-		keys = append(keys, key)
-	}
-	lister.Stop()
 	out := map[string]finishMark{}
 	for _, key := range keys {
 		e, err := kv.Get(ctx, key)

@@ -277,3 +277,30 @@ func (g *Group) get(ctx context.Context, key string) (natsjs.KVEntry, error) {
 	}
 	return e, err
 }
+
+// listTimeout bounds a listing of the bucket's keys: a listing is a watch that ends when
+// the bucket has sent every key, which a stream between leaders may never do.
+const listTimeout = 15 * time.Second
+
+// listKeys returns the keys of the bucket that match filter. A listing that does not end
+// within listTimeout, or before ctx ends, is an error, never a shorter list.
+func listKeys(ctx context.Context, kv jetstream.KeyValue, filter string) ([]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, listTimeout)
+	defer cancel()
+	lister, err := kv.ListKeysFiltered(ctx, filter)
+	if errors.Is(err, jetstream.ErrNoKeysFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer lister.Stop()
+	var keys []string
+	for key := range lister.Keys() {
+		keys = append(keys, key)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("list keys %s: %w", filter, context.Cause(ctx))
+	}
+	return keys, nil
+}

@@ -128,18 +128,14 @@ func Await(ctx context.Context, js jetstream.JetStream, bucket, job, id string) 
 
 // Requests returns the job's open requests, oldest first: those not finished yet.
 func (g *Group) Requests(ctx context.Context) ([]Request, error) {
-	lister, err := g.kv.ListKeysFiltered(ctx, requestPrefix(g.s.Job)+"*")
+	keys, err := listKeys(ctx, g.kv, requestPrefix(g.s.Job)+"*")
 	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil, nil
-		}
 		return nil, fmt.Errorf("list the requests of job %q (KV bucket %s): %w", g.s.Job, g.s.Bucket, err)
 	}
 	var ids []string
-	for key := range lister.Keys() {
+	for _, key := range keys {
 		ids = append(ids, strings.TrimPrefix(key, requestPrefix(g.s.Job)))
 	}
-	lister.Stop()
 	var out []Request
 	for _, id := range ids {
 		if e, err := g.get(ctx, doneKey(g.s.Job, id)); err == nil {

@@ -148,16 +148,9 @@ func recordedTasks(ctx context.Context, kv jetstream.KeyValue, job, bucket strin
 func readView(ctx context.Context, kv jetstream.KeyValue, bucket, job string, tasks []string, now time.Time) (View, error) {
 	v := View{Job: job}
 	prefix := memberPrefix(job)
-	lister, err := kv.ListKeysFiltered(ctx, prefix+"*")
-	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
+	keys, err := listKeys(ctx, kv, prefix+"*")
+	if err != nil {
 		return v, fmt.Errorf("list the members of job %q (KV bucket %s): %w", job, bucket, err)
-	}
-	var keys []string
-	if lister != nil {
-		for key := range lister.Keys() {
-			keys = append(keys, key)
-		}
-		lister.Stop()
 	}
 	slices.Sort(keys)
 	for _, key := range keys {

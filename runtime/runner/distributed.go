@@ -205,6 +205,9 @@ type member struct {
 	// checkTarget checks the savepoint targets requests name, as a runner's control
 	// endpoint does (savepointTargetCheck).
 	checkTarget control.TargetCheck
+	// runCtx is the context of the member's run, which its task runs live in (a turn of
+	// its loop has a shorter one: step).
+	runCtx context.Context
 	// stopping is the stop of the job the member takes part in ("": none); started and
 	// published are when the member joined and last published its status.
 	stopping           string
@@ -216,20 +219,11 @@ type member struct {
 // it returns once every task run has ended.
 func (m *member) run(ctx context.Context) error {
 	defer m.stopAll()
+	m.runCtx = ctx
 	tick := time.NewTicker(balanceEvery)
 	defer tick.Stop()
 	for {
-		if err := m.reap(ctx); err != nil {
-			return err
-		}
-		if err := m.balance(ctx); err != nil {
-			return err
-		}
-		if err := m.serve(ctx); err != nil {
-			return err
-		}
-		m.publish(ctx, false)
-		if err := m.finished(ctx); err != nil {
+		if err := m.step(ctx); err != nil {
 			return err
 		}
 		select {
@@ -240,12 +234,35 @@ func (m *member) run(ctx context.Context) error {
 	}
 }
 
+// stepTimeout bounds one turn of a member's loop: every bucket operation in it (a
+// JetStream request whose answer is lost, while a stream changes leaders, would otherwise
+// wait for ever, and the member would stop balancing and publishing).
+const stepTimeout = 30 * time.Second
+
+// step is one turn of the member's loop: reap the ended task runs, balance, serve the
+// job's requests, publish the status, and see whether the job finished.
+func (m *member) step(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, stepTimeout)
+	defer cancel()
+	if err := m.reap(ctx); err != nil {
+		return err
+	}
+	if err := m.balance(ctx); err != nil {
+		return err
+	}
+	if err := m.serve(ctx); err != nil {
+		return err
+	}
+	m.publish(ctx, false)
+	return m.finished(ctx)
+}
+
 // balance claims free tasks up to the member's share and starts them, and hands over
 // those beyond it (not while the job is being stopped).
 func (m *member) balance(ctx context.Context) error {
 	plan, err := m.g.Balance(ctx)
 	switch {
-	case ctx.Err() != nil:
+	case m.runCtx.Err() != nil:
 		return nil
 	case err != nil:
 		// A member whose own lease lapsed (frozen, cut off from NATS) claims nothing; its
@@ -306,7 +323,7 @@ func (m *member) start(ctx context.Context, t string) error {
 	if o := m.origin; o != nil {
 		x.Origin = &Origin{Pointer: o.Tasks[t].Pointer, Epoch: o.Tasks[t].Epoch}
 	}
-	r.start(ctx, x, FromLatestIfAny)
+	r.start(m.runCtx, x, FromLatestIfAny)
 	m.log.Info("running a task", "task", t, "epoch", lease.Record().Epoch)
 	return nil
 }
@@ -343,7 +360,7 @@ func (m *member) reap(ctx context.Context) error {
 					r.marked = true
 				}
 			}
-		case ctx.Err() != nil:
+		case m.runCtx.Err() != nil: // the runner is stopping: its runs were cancelled
 		default:
 			return fmt.Errorf("task %s of job %q: %w", t, m.topo.Job().Name, err)
 		}

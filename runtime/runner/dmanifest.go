@@ -47,13 +47,13 @@ func manifestStorage(ctx context.Context, cfg *config.Config, host *pluginhost.H
 // writeManifest writes the manifest of the savepoints of every task (pointers, by task)
 // into target ("": the savepoint directory), and returns its pointer. The member writes it
 // as the holder of the job's first task, whose lease fences the write.
-func (m *member) writeManifest(ctx context.Context, target string, pointers map[string]string) (string, error) {
+func (m *member) writeManifest(target string, pointers map[string]string) (string, error) {
 	job := m.topo.Job()
 	lease, ok := m.g.Lease(m.g.Tasks()[0])
 	if !ok {
 		return "", fmt.Errorf("this runner no longer holds task %s, whose holder writes the manifest", m.g.Tasks()[0])
 	}
-	ctx, cancel := context.WithTimeout(ctx, m.cfg.Checkpointing.Timeout)
+	ctx, cancel := context.WithTimeout(m.runCtx, m.cfg.Checkpointing.Timeout) // not a turn's (step): the storage may be slow
 	defer cancel()
 	_, access, err := manifestStorage(ctx, m.cfg, m.d.Host, job.Name)
 	if err != nil {

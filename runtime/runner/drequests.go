@@ -88,11 +88,14 @@ func (m *member) finish(ctx context.Context, req cluster.Request, results map[st
 	case len(failed) > 0:
 		o.Err = strings.Join(failed, "; ")
 	case req.Savepoints():
-		manifest, err := m.writeManifest(ctx, req.Target, pointers)
+		manifest, err := m.writeManifest(req.Target, pointers)
 		if err != nil {
 			o.Err = err.Error()
 		}
 		o.Manifest = manifest
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(m.runCtx, stepTimeout) // the turn's may be spent
+		defer cancel()
 	}
 	o, err := m.g.Finish(ctx, req.ID, o)
 	if err != nil {

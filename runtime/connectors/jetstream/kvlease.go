@@ -106,6 +106,9 @@ func (l *KVLease) Stored(ctx context.Context) (time.Time, error) {
 	return e.Stored, nil
 }
 
+// leaderGetTimeout bounds a LeaderGet whose context has no deadline.
+const leaderGetTimeout = 10 * time.Second
+
 // KVEntry is the last value of a key of a KV bucket, as LeaderGet reads it.
 type KVEntry struct {
 	Value    []byte
@@ -129,6 +132,11 @@ func LeaderGet(ctx context.Context, js jetstream.JetStream, bucket, key string) 
 }
 
 func leaderGet(ctx context.Context, nc *nats.Conn, api, subject string) (KVEntry, error) {
+	if _, ok := ctx.Deadline(); !ok { // a request nobody answers would wait for ever
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, leaderGetTimeout)
+		defer cancel()
+	}
 	req, _ := json.Marshal(struct {
 		LastBySubject string `json:"last_by_subj"`
 	}{subject})
