@@ -108,7 +108,8 @@ func TestDistributedFrozenAndRestartedRunners(t *testing.T) {
 // TestDistributedBadInputRefusedByName: a runner whose configuration disagrees with the
 // group's (job graph, partition count, checkpoint storage) is refused naming each key; a
 // missing bucket, a bucket of other replicas and an unreachable NATS are each a clear
-// error; none of them writes anything or disturbs the running job.
+// error; none of them writes anything or disturbs the running job, which `runner stop`
+// then cancels: its runner exits 0.
 func TestDistributedBadInputRefusedByName(t *testing.T) {
 	t.Parallel()
 	c := natstest.StartServer(t, natstest.Options{})
@@ -149,4 +150,15 @@ func TestDistributedBadInputRefusedByName(t *testing.T) {
 		`execution.checkpointing.dir is "file://`+filepath.Join(d.dir, "elsewhere"), `job.type is "copy" here, "wordcount" in the group`, "job graph is")
 	d.phase(t, 2, 20<<10)
 	d.waitExact(t, "the exact count after the refused runners", 3*time.Minute)
+
+	// runner stop without savepoint cancels the job: every runner leaves, exit 0.
+	out, err := runnerCmd(t, "stop", "--config", d.config)
+	if err != nil || !strings.Contains(out, `job "wc" cancelled`) {
+		t.Fatalf("stop: %v\n%s\n%s", err, out, d.logs())
+	}
+	for i, r := range d.runners {
+		if err := r.wait(t, time.Minute); err != nil {
+			t.Fatalf("runner %d after the stop: %v\n%s", i, err, tail(r.out.String(), 20))
+		}
+	}
 }

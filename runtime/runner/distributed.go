@@ -339,7 +339,7 @@ func (m *member) reap(ctx context.Context) error {
 			continue
 		}
 		switch {
-		case r.stopped:
+		case r.stopped, r.cancelled:
 		case r.handingOver && err == nil:
 			delete(m.running, t)
 			if rerr := m.g.Release(ctx, t); rerr != nil {

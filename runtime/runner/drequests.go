@@ -75,12 +75,24 @@ func (m *member) act(ctx context.Context, req cluster.Request, r *taskRun) {
 // savepoints, or with the failures of those that failed.
 func (m *member) finish(ctx context.Context, req cluster.Request, results map[string]cluster.TaskResult) {
 	var failed []string
+	failedBy := map[string][]string{} // tasks by error: one line for the tasks that failed alike
 	pointers := map[string]string{}
 	for _, t := range slices.Sorted(maps.Keys(results)) {
 		if res := results[t]; res.Err != "" {
-			failed = append(failed, fmt.Sprintf("task %s: %s", t, res.Err))
+			if failedBy[res.Err] == nil {
+				failed = append(failed, res.Err)
+			}
+			failedBy[res.Err] = append(failedBy[res.Err], t)
 		} else {
 			pointers[t] = res.Pointer
+		}
+	}
+	for i, e := range failed {
+		tasks := failedBy[e]
+		if len(tasks) == 1 {
+			failed[i] = fmt.Sprintf("task %s: %s", tasks[0], e)
+		} else {
+			failed[i] = fmt.Sprintf("tasks %s: %s", strings.Join(tasks, ", "), e)
 		}
 	}
 	var o cluster.Outcome
@@ -116,7 +128,7 @@ func (m *member) stopFinished(ctx context.Context) error {
 	}
 	m.log.Warn("the stop of the job failed: its tasks run on", "request", id, "outcome", o.Err, "error", err)
 	for t, r := range m.running {
-		if r.stopped {
+		if r.stopped || r.cancelled {
 			<-r.done
 			delete(m.running, t)
 			if err := m.start(ctx, t); err != nil {
@@ -137,6 +149,7 @@ func (r *taskRun) served(req cluster.Request) (cluster.TaskResult, bool) {
 	reply, asked := r.replies[req.ID]
 	if !asked {
 		if req.Kind == cluster.RequestStop && !req.Savepoint && !req.Drain {
+			r.cancelled = true
 			r.cancel(ErrJobCancelled)
 			r.replies[req.ID] = nil
 			return cluster.TaskResult{}, false

@@ -37,6 +37,9 @@ type taskRun struct {
 	// the answer to what the request asked of the run comes (nil: the run was cancelled).
 	stopped bool
 	replies map[string]chan dataflow.SavepointResult
+	// cancelled says a stop of the job without savepoint cancelled the run: its end is
+	// the stop's, not a failure.
+	cancelled bool
 	// mon is the run's monitor: its checkpoints and record counts, for the status.
 	mon *monitor.Monitor
 }
