@@ -109,7 +109,8 @@ func TestDistributedFrozenAndRestartedRunners(t *testing.T) {
 // group's (job graph, partition count, checkpoint storage) is refused naming each key; a
 // missing bucket, a bucket of other replicas and an unreachable NATS are each a clear
 // error; none of them writes anything or disturbs the running job, which `runner stop`
-// then cancels: its runner exits 0.
+// then cancels: its runner exits 0. A fresh run after the cancel (which deleted the
+// checkpoints) is refused while the repartition stream holds the cancelled run's frames.
 func TestDistributedBadInputRefusedByName(t *testing.T) {
 	t.Parallel()
 	c := natstest.StartServer(t, natstest.Options{})
@@ -161,4 +162,9 @@ func TestDistributedBadInputRefusedByName(t *testing.T) {
 			t.Fatalf("runner %d after the stop: %v\n%s", i, err, tail(r.out.String(), 20))
 		}
 	}
+
+	// The cancel deleted the tasks' checkpoints: a fresh run would read the frames the
+	// cancelled run left in the repartition stream beside its own, and is refused.
+	refused("a fresh run over an earlier run's frames", []string{"--config", d.config},
+		"cluster.repartition.stream flowstate-wc holds", "no task of it has a checkpoint to restore", "nats stream rm flowstate-wc")
 }

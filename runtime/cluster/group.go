@@ -63,6 +63,7 @@ type Group struct {
 	tasks  map[string]*natsjs.KVLease // every task's record
 	others map[string]*natsjs.KVLease // members' records, by key, as they are found
 	joined time.Time                  // when Join made it a member, on its clock
+	alone  bool                       // no other member was live at Join: a new run
 
 	mu   sync.Mutex
 	held map[string]*ownership.Lease
@@ -127,6 +128,7 @@ func Join(ctx context.Context, s Settings) (*Group, error) {
 	// finished tasks.
 	ids, err := g.liveMembers(ctx, g.clock().Now())
 	if err == nil && len(ids) == 1 {
+		g.alone = true
 		err = g.clearFinished(ctx)
 	}
 	if err != nil {
@@ -180,6 +182,10 @@ func (g *Group) checkClock(ctx context.Context, t0, t1 time.Time) error {
 	}
 	return nil
 }
+
+// Alone reports whether no other member of the group was live when this one joined: the
+// member starts a new run of the job (its finished marks are cleared).
+func (g *Group) Alone() bool { return g.alone }
 
 // Tasks returns the job's tasks.
 func (g *Group) Tasks() []string { return g.s.Tasks }

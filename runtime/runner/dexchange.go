@@ -10,6 +10,7 @@ import (
 	natsjs "github.com/flowstate/flowstate/runtime/connectors/jetstream"
 	"github.com/flowstate/flowstate/runtime/dataflow"
 	"github.com/flowstate/flowstate/runtime/ownership"
+	"github.com/flowstate/flowstate/runtime/pluginhost"
 )
 
 // exchanges are the repartition streams of a distributed job's keyed exchanges: exchange
@@ -37,6 +38,40 @@ func newExchanges(ctx context.Context, cfg *config.Config, topo *dataflow.Topolo
 		}
 	}
 	return e, nil
+}
+
+// refuseFreshOverFrames refuses a new run of the job (this runner joined alone, and
+// restores no savepoint) in which every task would start fresh (no task has a completed
+// checkpoint) while the repartition stream holds frames of an earlier run (frames, counted
+// when the runner joined): the tasks after the first exchange read their partitions from
+// the first frame, and would count that run's records again beside this run's, as the
+// JetStream sink refuses to publish output a run it does not restore committed.
+func (e *exchanges) refuseFreshOverFrames(ctx context.Context, cfg *config.Config, host *pluginhost.Host, job string, tasks []string, frames uint64) error {
+	if len(e.reps) < 2 || frames == 0 {
+		return nil
+	}
+	storage, _, err := manifestStorage(ctx, cfg, host, job)
+	if err != nil {
+		return err
+	}
+	for _, t := range tasks {
+		access, err := storage.CreateCheckpointStorage(ctx, TaskJobName(job, t))
+		if err != nil {
+			return fmt.Errorf("checkpoint storage %s: task %s: %w", cfg.CheckpointStorage, t, err)
+		}
+		list, err := access.ListCompletedCheckpoints(ctx)
+		if err != nil {
+			return fmt.Errorf("checkpoint storage %s: list the checkpoints of task %s: %w", cfg.CheckpointStorage, t, err)
+		}
+		if len(list) > 0 {
+			return nil
+		}
+	}
+	stream := cfg.Cluster.StreamFor(job)
+	return fmt.Errorf("%s %s holds %d frames of an earlier run of job %q, but no task of it has a checkpoint to restore (in %s): "+
+		"the tasks would read those frames again beside this run's; restore that run's checkpoints or a savepoint (--from MANIFEST), "+
+		"or, to start the job over, delete the stream (nats stream rm %s) and the output the job no longer wants",
+		config.KeyClusterStream, stream, frames, job, cfg.Checkpointing.Dir, stream)
 }
 
 // source is the reader of exchange k's partition p, which ends once every task of

@@ -91,9 +91,25 @@ func (d *Distributed) Run(ctx context.Context, job *dataflow.Job) error {
 	if err != nil {
 		return err
 	}
-	// The exchanges' stream comes after the bucket, which Join checks: a runner refused
-	// for a missing or other bucket leaves no stream behind.
-	ex, err := newExchanges(ctx, cfg, topo, log)
+	// A fresh run over an earlier run's frames is refused (refuseFreshOverFrames); the
+	// frames are counted at the join, before a runner that joined alone at the same moment
+	// claims anything (cluster.Settings.Settle), let alone commits frames. The exchanges'
+	// stream comes after the bucket, which Join checks: a runner refused for a missing or
+	// other bucket leaves no stream behind.
+	var frames uint64
+	if g.Alone() && d.From == "" {
+		frames, err = natsjs.RepartitionStreamFrames(ctx, natsjs.ConnFromConfig(cfg.NATS), cfg.Cluster.StreamFor(job.Name))
+	}
+	var ex *exchanges
+	if err == nil {
+		ex, err = newExchanges(ctx, cfg, topo, log)
+	}
+	if err == nil && frames > 0 {
+		var o *cluster.Origin
+		if o, err = g.Origin(ctx); err == nil && o == nil {
+			err = ex.refuseFreshOverFrames(ctx, cfg, d.Host, job.Name, tasks, frames)
+		}
+	}
 	if err != nil {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()

@@ -196,6 +196,29 @@ func EnsureRepartitionStream(ctx context.Context, c Conn, stream string, replica
 	return nil
 }
 
+// RepartitionStreamFrames returns how many messages a job's repartition stream holds (0
+// when it is missing).
+func RepartitionStreamFrames(ctx context.Context, c Conn, stream string) (uint64, error) {
+	what := fmt.Sprintf("repartition stream %q", stream)
+	nc, js, err := c.connect(ctx, what)
+	if err != nil {
+		return 0, err
+	}
+	defer nc.Close()
+	st, err := js.Stream(ctx, stream)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("%s on %s: %w", what, nc.ConnectedUrlRedacted(), err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("%s on %s: %w", what, nc.ConnectedUrlRedacted(), err)
+	}
+	return info.State.Msgs, nil
+}
+
 // checkRepartitionStream reports the first setting of the stream info shows that a
 // repartition stream of replicas replicas must not have.
 func checkRepartitionStream(info *jetstream.StreamInfo, replicas int) error {
