@@ -325,8 +325,11 @@ func checkDisaggregatedFigures(t *testing.T, s settings, rep *report) {
 		}
 		state := p.keys * int64(s.StateValue)
 		full, incr, disagg := p.run(vLevelDB, runChange).ckptBytes, p.run(vLevelDBIncr, runChange).ckptBytes, p.run(vDisagg4, runChange).ckptBytes
-		if full < state || incr >= full/2 || disagg >= full/2 {
-			t.Errorf("%s: checkpoints after the change wrote %d (leveldb), %d (incremental), %d (disaggregated) bytes; the full one must hold the %d bytes of values", gib(p.bytes), full, incr, disagg, state)
+		// The disaggregated checkpoint's added bytes are the tables new since the last one,
+		// adopted in place or copied: with the quick runs' 1 MiB write buffers, the change's
+		// compactions rewrite up to about two thirds of the state, but never all of it.
+		if full < state || incr >= full/2 || disagg >= full {
+			t.Errorf("%s: checkpoints after the change added %d (leveldb), %d (incremental), %d (disaggregated) bytes; the full one must hold the %d bytes of values, the others less", gib(p.bytes), full, incr, disagg, state)
 		}
 	}
 	var md bytes.Buffer
