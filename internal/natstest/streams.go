@@ -104,12 +104,14 @@ func PublishText(t testing.TB, js jetstream.JetStream, prefix string, partitions
 func ReadAll(t testing.TB, js jetstream.JetStream, stream string, subjects ...string) []Message {
 	t.Helper()
 	var msgs []Message
-	// A cluster that has just lost a node answers "no responders" for a while (until its
-	// stream's consumers have a leader again): the read starts over, with a fresh consumer.
-	testwait.For(t, fmt.Sprintf("a read of stream %s %v", stream, subjects), apiTimeout, func() error {
+	// A cluster that has just lost a node answers "no responders", or nothing within the
+	// request's timeout, for a while (until its stream has a leader again, which a busy
+	// machine can take well over 30 s to elect): the read starts over, with a fresh
+	// consumer, for up to four request timeouts.
+	testwait.For(t, fmt.Sprintf("a read of stream %s %v", stream, subjects), 4*apiTimeout, func() error {
 		var err error
 		msgs, err = readAll(js, stream, subjects)
-		if err != nil && !errors.Is(err, nats.ErrNoResponders) {
+		if err != nil && !errors.Is(err, nats.ErrNoResponders) && !errors.Is(err, context.DeadlineExceeded) {
 			return testwait.Stop(err)
 		}
 		return err
