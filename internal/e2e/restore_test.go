@@ -128,6 +128,8 @@ func (j *finishedJob) movedAside(t *testing.T) []string {
 	return files
 }
 
+var restoredLine = regexp.MustCompile(`restoring from (?:the latest )?checkpoint: id=(\d+)`)
+
 var movedLine = regexp.MustCompile(`moved aside (\d+) output files committed after checkpoint (\d+)`)
 
 // TestOlderRestoresNeverDoubleOutput restores a finished word count from an older
@@ -185,7 +187,15 @@ func TestOlderRestoresNeverDoubleOutput(t *testing.T) {
 			}
 			m := movedLine.FindStringSubmatch(out)
 			if m == nil {
-				t.Fatalf("the runner did not say it moved output aside:\n%s", tail(out, 30))
+				// Nothing to move aside only when no part file is of a checkpoint after the
+				// restored one (the last checkpoints of the finished run committed nothing).
+				if r := restoredLine.FindStringSubmatch(out); r != nil {
+					if id, _ := strconv.Atoi(r[1]); newest <= id && len(j.movedAside(t)) == 0 {
+						j.check(t, out)
+						return
+					}
+				}
+				t.Fatalf("the runner did not say it moved output aside (newest part of checkpoint %d):\n%s", newest, tail(out, 30))
 			}
 			restored, _ := strconv.Atoi(m[2])
 			aside := j.movedAside(t)
