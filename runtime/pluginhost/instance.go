@@ -162,6 +162,12 @@ func (in *Instance) Done() <-chan struct{} {
 
 // Alive reports whether the plugin's process is running.
 func (in *Instance) Alive() bool {
+	in.mu.Lock()
+	none := in.proc == nil && in.impl == nil // a Restart whose start failed
+	in.mu.Unlock()
+	if none {
+		return false
+	}
 	select {
 	case <-in.Done():
 		return false

@@ -293,3 +293,36 @@ func TestConcurrentOpens(t *testing.T) {
 		}
 	}
 }
+
+// TestAFailedRestartIsNotAlive: a restart whose start fails leaves the instance not alive,
+// so that the next Revive starts it again, instead of an instance that looks alive and
+// serves no plugin (a job then failed each attempt with "no state backend is configured").
+func TestAFailedRestartIsNotAlive(t *testing.T) {
+	dir := pluginDir(t, "mem")
+	h := pluginhost.New(pluginhost.Options{Dir: dir})
+	defer h.Close()
+	ctx := ctxT(t)
+	in, err := h.Open(ctx, "mem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "flowstate-plugin-mem")
+	if err := os.Rename(bin, bin+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Restart(ctx); err == nil {
+		t.Fatal("a restart without the plugin's binary succeeded")
+	}
+	if in.Alive() {
+		t.Fatal("an instance whose restart failed is alive")
+	}
+	if err := os.Rename(bin+".away", bin); err != nil {
+		t.Fatal(err)
+	}
+	if restarted, err := in.Revive(ctx); err != nil || !restarted || !in.Alive() {
+		t.Fatalf("Revive once the binary is back: restarted %v, %v, alive %v", restarted, err, in.Alive())
+	}
+	if _, ok := in.StateBackend(); !ok {
+		t.Fatal("the revived instance serves no state backend")
+	}
+}
