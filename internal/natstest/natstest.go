@@ -200,7 +200,35 @@ func start(t testing.TB, n int, opts Options) *Cluster {
 		nd.waitReady()
 	}
 	c.WaitMetaLeader()
+	if n > 1 {
+		c.waitPlacement(n)
+	}
 	return c
+}
+
+// waitPlacement waits until the meta leader places a stream on all n nodes. A meta leader
+// is elected before it has heard from every peer, and until it has, creating a replicated
+// stream fails with "no suitable peers for placement" (a test failed so in CI, 1 s after
+// the election): so a probe stream of n replicas is created, retried until it is, and
+// deleted.
+func (c *Cluster) waitPlacement(n int) {
+	c.t.Helper()
+	js := c.JetStream(c.t)
+	const probe = "NATSTEST_PLACEMENT_PROBE"
+	testwait.For(c.t, fmt.Sprintf("the meta leader to place a stream on all %d nodes", n), startTimeout, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+			Name: probe, Subjects: []string{"natstest.placement.probe"},
+			Storage: jetstream.MemoryStorage, Replicas: n,
+		})
+		return err
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	defer cancel()
+	if err := js.DeleteStream(ctx, probe); err != nil {
+		c.t.Fatalf("natstest: delete the placement probe stream: %v", err)
+	}
 }
 
 // clusterSeq numbers the clusters of this test process, for unique cluster names.
