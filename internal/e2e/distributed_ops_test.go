@@ -3,6 +3,9 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -141,8 +144,9 @@ func TestDistributedBadInputRefusedByName(t *testing.T) {
 	refused("NATS unreachable", []string{"--config", gone}, "nats://127.0.0.1:1", "no servers available")
 
 	d.phase(t, 1, 20<<10)
-	d.start(t)
+	first := d.start(t)
 	d.waitExact(t, "the exact count on the first runner", 3*time.Minute)
+	checkGroupEndpointGuarded(t, first)
 	refused("other parallelism", []string{"--config", d.config, "-p", "3"},
 		`disagrees with the group's`, `job.parallelism is "3" here, "2" in the group`)
 	other := d.variant(t, filepath.Join(d.dir, "other.yaml"), map[string]any{
@@ -167,4 +171,46 @@ func TestDistributedBadInputRefusedByName(t *testing.T) {
 	// cancelled run left in the repartition stream beside its own, and is refused.
 	refused("a fresh run over an earlier run's frames", []string{"--config", d.config},
 		"cluster.repartition.stream flowstate-wc holds", "no task of it has a checkpoint to restore", "nats stream rm flowstate-wc")
+}
+
+// checkGroupEndpointGuarded sends a distributed runner's control endpoint what a hostile
+// client would: a cancel without the token, with a wrong one, from a foreign Origin or for
+// a foreign Host, a savepoint to a directory outside the job's, a body of 100 KiB. Each is
+// refused with its status, the runner goes on, and none reaches the job's group (the runner
+// never says it asked every runner).
+func checkGroupEndpointGuarded(t *testing.T, r *runner) {
+	t.Helper()
+	addr := controlAddress(t, r)
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(os.Getenv("XDG_RUNTIME_DIR"), "flowstate", "rest-"+port+".token"))
+	if err != nil {
+		t.Fatalf("the distributed runner's token file: %v", err)
+	}
+	bearer := "Bearer " + strings.TrimSpace(string(b))
+	base := "http://" + addr
+	for _, c := range []struct {
+		what, path, body string
+		headers          map[string]string
+		want             int
+	}{
+		{"cancel without the token", "/v1/cancel", `{"job":"wc"}`, nil, http.StatusUnauthorized},
+		{"cancel with a wrong token", "/v1/cancel", `{"job":"wc"}`, map[string]string{"Authorization": "Bearer wrong-token-of-some-length"}, http.StatusForbidden},
+		{"cancel from a foreign Origin", "/v1/cancel", `{"job":"wc"}`, map[string]string{"Authorization": bearer, "Origin": "http://evil.example"}, http.StatusForbidden},
+		{"cancel for a foreign Host", "/v1/cancel", `{"job":"wc"}`, map[string]string{"Authorization": bearer, "Host": "rebound.example:" + port}, http.StatusForbidden},
+		{"a savepoint outside the job's directory", "/v1/savepoint", `{"job":"wc","target":"` + filepath.Join(t.TempDir(), "elsewhere") + `"}`, map[string]string{"Authorization": bearer}, http.StatusForbidden},
+		{"a cancel of 100 KiB", "/v1/cancel", `{"job":"wc","pad":"` + strings.Repeat("x", 100<<10) + `"}`, map[string]string{"Authorization": bearer}, http.StatusBadRequest},
+	} {
+		if code, msg := post(t, base+c.path, "application/json", c.body, c.headers); code != c.want {
+			t.Errorf("%s: %d %s; want %d", c.what, code, tail(msg, 3), c.want)
+		}
+	}
+	if r.exited() {
+		t.Fatalf("a refused request ended the runner:\n%s", tail(r.out.String(), 20))
+	}
+	if strings.Contains(r.out.String(), "asked every runner of the job") {
+		t.Fatalf("a refused request reached the job's group:\n%s", tail(r.out.String(), 20))
+	}
 }
