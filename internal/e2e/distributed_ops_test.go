@@ -108,6 +108,53 @@ func TestDistributedFrozenAndRestartedRunners(t *testing.T) {
 	d.waitExact(t, "the exact count after the restart", 3*time.Minute)
 }
 
+// TestDistributedCancelAfterAKillDeletesEveryCheckpoint: one of two runners is killed
+// with -9 and the job is cancelled (`runner stop`, no savepoint) at once: the stop waits
+// for the runner left to claim the dead one's tasks as their leases lapse, and cancels
+// those runs once they hold their checkpoints, so that the cancel deletes every task's
+// checkpoints, as a lone runner's cancel deletes the job's (a run cancelled while it
+// started left them, and a fresh run restored them: CI saw it so). The runner left exits 0.
+func TestDistributedCancelAfterAKillDeletesEveryCheckpoint(t *testing.T) {
+	t.Parallel()
+	c := natstest.StartServer(t, natstest.Options{})
+	d := newDistWordcount(t, c, 1, 2, map[string]any{"job.rate": 1000, "job.lease.timeout": "3s"})
+	d.phase(t, 1, 20<<10)
+	a, b := d.start(t), d.start(t)
+	d.waitHeld(t, "every task running on both runners", 2*time.Minute, member(t, a), member(t, b))
+	d.waitExact(t, "the exact count on two runners", 3*time.Minute)
+	checkpoints := d.conf["execution.checkpointing.dir"].(string)
+	if n := len(taskChkDirs(t, checkpoints)); n == 0 {
+		t.Fatalf("no checkpoint under %s before the cancel", checkpoints)
+	}
+	b.cmd.Process.Kill()
+	<-b.done
+	if out, err := runnerCmd(t, "stop", "--config", d.config); err != nil || !strings.Contains(out, `job "wc" cancelled`) {
+		t.Fatalf("stop: %v\n%s\n%s", err, out, d.logs())
+	}
+	if err := a.wait(t, time.Minute); err != nil {
+		t.Fatalf("the runner left after the stop: %v\n%s", err, tail(a.out.String(), 30))
+	}
+	if left := taskChkDirs(t, checkpoints); len(left) > 0 {
+		t.Fatalf("the cancel left checkpoints: %v\n%s", left, tail(a.out.String(), 60))
+	}
+}
+
+// taskChkDirs lists the chk-N directories of every task's directory in checkpoints.
+func taskChkDirs(t *testing.T, checkpoints string) []string {
+	t.Helper()
+	tasks, err := os.ReadDir(checkpoints)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, task := range tasks {
+		for _, c := range chkDirs(t, filepath.Join(checkpoints, task.Name())) {
+			out = append(out, filepath.Join(task.Name(), c))
+		}
+	}
+	return out
+}
+
 // TestDistributedBadInputRefusedByName: a runner whose configuration disagrees with the
 // group's (job graph, partition count, checkpoint storage) is refused naming each key; a
 // missing bucket, a bucket of other replicas and an unreachable NATS are each a clear
@@ -171,6 +218,9 @@ func TestDistributedBadInputRefusedByName(t *testing.T) {
 	// cancelled run left in the repartition stream beside its own, and is refused.
 	refused("a fresh run over an earlier run's frames", []string{"--config", d.config},
 		"cluster.repartition.stream flowstate-wc holds", "no task of it has a checkpoint to restore", "nats stream rm flowstate-wc")
+	if t.Failed() {
+		t.Logf("the stopped runner's log:\n%s", tail(first.out.String(), 120))
+	}
 }
 
 // checkGroupEndpointGuarded sends a distributed runner's control endpoint what a hostile

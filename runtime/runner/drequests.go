@@ -149,6 +149,9 @@ func (r *taskRun) served(req cluster.Request) (cluster.TaskResult, bool) {
 	reply, asked := r.replies[req.ID]
 	if !asked {
 		if req.Kind == cluster.RequestStop && !req.Savepoint && !req.Drain {
+			if !r.cancellable() {
+				return cluster.TaskResult{}, false // asked again at the next turn
+			}
 			r.cancelled = true
 			r.cancel(ErrJobCancelled)
 			r.replies[req.ID] = nil

@@ -42,17 +42,22 @@ type taskRun struct {
 	cancelled bool
 	// mon is the run's monitor: its checkpoints and record counts, for the status.
 	mon *monitor.Monitor
+	// owned is closed once the run holds its checkpoints (Executor.OnOwned): a cancel
+	// deletes them from then on (disposeOnCancel), not before.
+	owned chan struct{}
 }
 
 func newTaskRun(id string, job *dataflow.Job, lease *ownership.Lease) *taskRun {
 	return &taskRun{id: id, job: job, lease: lease, requests: make(chan dataflow.SavepointRequest, 4), done: make(chan struct{}),
-		replies: map[string]chan dataflow.SavepointResult{}, mon: monitor.New(job.Name, monitor.Options{})}
+		replies: map[string]chan dataflow.SavepointResult{}, mon: monitor.New(job.Name, monitor.Options{}),
+		owned: make(chan struct{})}
 }
 
 // start runs the task's job with x from from, in the background.
 func (r *taskRun) start(ctx context.Context, x *Executor, from string) {
 	ctx, r.cancel = context.WithCancelCause(ctx)
 	x.Monitor = r.mon
+	x.OnOwned = func() { close(r.owned) } // called once
 	go r.mon.Run(ctx)
 	go func() {
 		defer close(r.done)
@@ -73,6 +78,22 @@ func (r *taskRun) result() (err error, ended bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.err, true
+}
+
+// cancellable reports whether a cancel of the job may cancel the run now: once it holds
+// its checkpoints, so that the cancel deletes them as a lone runner's does; or when it
+// ended, or failed to start and waits to try again (it holds nothing yet). A run cancelled
+// while it starts would leave its task's checkpoints, and a fresh run of the job would then
+// restore them (a task claimed during the stop, after another member's lease lapsed).
+func (r *taskRun) cancellable() bool {
+	select {
+	case <-r.owned:
+		return true
+	case <-r.done:
+		return true
+	default:
+		return r.mon.Details().State == monitor.JobRestarting
+	}
 }
 
 // handOver asks the run, once, to take a checkpoint and stop, so that the task can be
