@@ -159,8 +159,13 @@ func (w *boltFile) Sync() error {
 // Close implements dirstorage.File; bytes not synced are dropped.
 func (w *boltFile) Close() error { w.buf = nil; return nil }
 
-// Open implements dirstorage.FS: the reader reads a chunk per transaction.
+// Open implements dirstorage.FS: the reader reads a chunk per transaction. A name outside
+// the volumes is a local file (as Stat, Remove and List take it): a backend's file the
+// storage adopted in place (sdk.RemoteFileAdopter, which sdk/dirstorage implements).
 func (f boltFS) Open(name string) (io.ReadCloser, error) {
+	if _, _, ok := f.volume(name); !ok {
+		return dirstorage.Local{}.Open(name) // outside the volumes, as Stat: a file adopted in place
+	}
 	info, err := f.Stat(name)
 	if err != nil {
 		return nil, err
