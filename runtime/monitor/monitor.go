@@ -179,6 +179,14 @@ func (m *Monitor) SetState(state string) {
 	m.setState(state)
 }
 
+// State returns the job's state (JobInitializing until an attempt starts), without the
+// sampling Details does.
+func (m *Monitor) State() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.state
+}
+
 func (m *Monitor) setState(state string) {
 	now := m.now()
 	m.state = state

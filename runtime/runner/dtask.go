@@ -92,7 +92,7 @@ func (r *taskRun) cancellable() bool {
 	case <-r.done:
 		return true
 	default:
-		return r.mon.Details().State == monitor.JobRestarting
+		return r.mon.State() == monitor.JobRestarting
 	}
 }
 
